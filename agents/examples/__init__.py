@@ -1,0 +1,1 @@
+"""Complete, runnable example agents: copy one to start your own."""

@@ -1,0 +1,62 @@
+"""The ``greedy`` agent (compiled) and its Python twin :class:`PythonGreedy`."""
+
+from __future__ import annotations
+
+from agents.base import PythonAgent
+from agents.common import greedy_action
+from kc_sim.cards import KING, RANK
+from kc_sim.core.layout import MOVE_BASE, STOP
+from kc_sim.core.policy import compiled_policy
+
+
+@compiled_policy
+def greedy_policy(st, seat, mem):
+    """``greedy``: shed as many cards as it can this turn, highest rank first.
+
+    At every decision, in this order:
+
+    1. If some hand card can be placed, place the one of **highest rank** (a king, which
+       costs 10, before a queen, ... before an ace; among equal ranks the lowest card id,
+       suits C D H S). It goes on the **first non-empty pile** (N E S W NE SE SW NW) whose
+       top it fits, else (a king) on the **first empty corner**, else on the **first
+       empty side**.
+    2. Otherwise, if the hand holds a card an empty side would take (any card; no king
+       with king_on_empty_side=false), make the **first legal whole-pile move** in action-id
+       order (side N E S W, then target N E S W NE SE SW NW): every move frees a side, so it
+       lets the agent place a card now. It never moves a pile otherwise.
+    3. Otherwise stop.
+
+    Deterministic: it never uses its random generator.
+    """
+    a = greedy_action(st, seat)
+    if a < 0:
+        return STOP
+    return a
+
+
+class PythonGreedy(PythonAgent):
+    """A Python twin of ``greedy``: the same policy, from the observation alone. It plays
+    exactly the rounds the compiled ``greedy`` plays from the same seeds."""
+
+    name = "greedy-python"
+
+    def act(self, obs):
+        legal = obs.legal
+        places = [a for a in legal if a < MOVE_BASE]
+        if places:
+            # highest rank, then lowest card id
+            card = min((a >> 3 for a in places), key=lambda c: (-int(RANK[c]), c))
+            piles = obs.piles
+            targets = [a & 7 for a in places if a >> 3 == card]
+            nonempty = [p for p in targets if piles[p]]
+            if nonempty:
+                return card * 8 + min(nonempty)
+            corners = [p for p in targets if p >= 4]
+            if corners and RANK[card] == KING:
+                return card * 8 + min(corners)
+            return card * 8 + min(targets)
+        moves = [a for a in legal if MOVE_BASE <= a < STOP]
+        side_takes_a_card = any(RANK[c] != KING for c in obs.hand) or obs.rules.king_on_empty_side
+        if moves and side_takes_a_card:
+            return min(moves)
+        return STOP

@@ -1,0 +1,45 @@
+"""The ``pile-merger`` agent (alias ``merger``, compiled)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.common import (
+    NON_KINGS, empty_side_mask, first_empty_corner, first_empty_side, first_move, greedy_action, highest_rank_card,
+    own_hand,
+)
+from kc_sim.core.layout import STOP
+from kc_sim.core.policy import compiled_policy
+
+
+@compiled_policy
+def merger_policy(st, seat, mem):
+    """``pile-merger`` (alias ``merger``): merge piles to free sides, fill the freed sides
+    with high cards, then play like ``greedy``.
+
+    At every decision, in this order:
+
+    1. If any whole-side-pile move is legal, make the **first** in action-id order (side
+       N E S W, then target N E S W NE SE SW NW), whether or not it lets it place a card.
+    2. Else, if a side is empty, place on the **first empty side** the hand card of
+       **highest rank** that the side takes (lowest card id among equal ranks); a king
+       only when no corner is empty (kings go to corners in step 3).
+    3. Otherwise play exactly like ``greedy``.
+
+    Every move empties a side and every placement on a side sheds a card, so a turn
+    always ends. Deterministic: it never uses its random generator.
+    """
+    a = first_move(st)
+    if a >= 0:
+        return a
+    side = first_empty_side(st)
+    if side >= 0:
+        ok = own_hand(st, seat) & empty_side_mask(st)
+        if first_empty_corner(st) >= 0:
+            ok &= np.int64(NON_KINGS)
+        if ok:
+            return highest_rank_card(ok) * 8 + side
+    a = greedy_action(st, seat)
+    if a < 0:
+        return STOP
+    return a

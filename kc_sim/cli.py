@@ -1,0 +1,130 @@
+"""The ``kc-sim`` command. Bad input ends with one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+try:  # typer >= 0.16 vendors click
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # pragma: no cover
+    from click import exceptions as click_exceptions
+
+from kc_sim.errors import UserError
+from kc_sim.rules import parse_rules, rules_help
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="kc-sim: a fast simulation harness for Kings in the Corner.",
+)
+
+RulesOpt = Annotated[str, typer.Option("--rules", help=f"rule set, e.g. classic,draw=start ({rules_help()})")]
+
+
+def _agent_names(agents: str, players: int) -> list[str]:
+    names = [a.strip() for a in agents.split(",") if a.strip()]
+    if len(names) == 1:
+        names = names * players
+    if len(names) != players:
+        raise UserError(f"--agents names {len(names)} agents for {players} players: give one name, or one per seat")
+    return names
+
+
+@app.command()
+def record(
+    out: Annotated[Path, typer.Option("-o", "--out", help="JSON Lines file to write")],
+    players: Annotated[int, typer.Option(help="players per round")] = 2,
+    rounds: Annotated[int, typer.Option(help="number of rounds")] = 10,
+    seed: Annotated[int, typer.Option(help="run seed; round i is dealt from a seed derived from it")] = 0,
+    rules: RulesOpt = "classic",
+    agents: Annotated[str, typer.Option(help="agent name for every seat, or one per seat, comma-separated")] = "random",
+):
+    """Play rounds and write their game records (JSON Lines, FORMATS of kc-sim/game/1)."""
+    from kc_sim.recording import record_rounds
+
+    rs = parse_rules(rules)
+    rs.check_players(players)
+    if rounds < 1:
+        raise UserError(f"bad --rounds {rounds}: expected a positive number")
+    path = record_rounds(out, _agent_names(agents, players), rounds, seed, rs)
+    typer.echo(f"wrote {rounds} game records to {path}")
+
+
+@app.command()
+def check(file: Annotated[Path, typer.Argument(help="game records (JSON Lines) to replay through the reference")]):
+    """Replay game records through the reference rules; exit 0 if all valid, 1 otherwise."""
+    from kc_sim.check import check_file
+
+    n, problems = check_file(file)
+    for p in problems:
+        typer.echo(str(p))
+    bad = len({(p.record) for p in problems})
+    typer.echo(f"{n} records checked: {n - bad} valid, {bad} invalid")
+    raise typer.Exit(1 if problems else 0)
+
+
+@app.command()
+def bench(
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object instead of a table")] = False,
+    rounds: Annotated[int, typer.Option(help="rounds for the compiled core")] = 400_000,
+    seconds: Annotated[float, typer.Option(help="time given to the reference engine")] = 3.0,
+    cold: Annotated[bool, typer.Option(help="also time a cold compile (empty numba cache, ~15 s)")] = False,
+    agents: Annotated[bool, typer.Option(help="also time every built-in agent in self-play")] = False,
+):
+    """Measure rounds per second: compiled core vs the reference (random play, classic, 4 players, one core)."""
+    from kc_sim.bench import run_bench
+
+    figures = run_bench(rounds=rounds, seconds=seconds, cold=cold, agents=agents)
+    if as_json:
+        typer.echo(json.dumps(figures))
+    else:
+        for k, v in figures.items():
+            typer.echo(f"{k:28s} {v:>14,.3f}" if isinstance(v, float) else f"{k:28s} {v!s:>14}")
+
+
+def _register_optional():
+    """Commands that live in their own modules (added as those parts of the product land)."""
+    try:
+        from kc_sim import cli_tournament
+    except ImportError:
+        return
+    app.command("tournament")(cli_tournament.tournament)
+    app.command("bench-agent")(cli_tournament.bench_agent)
+
+
+_register_optional()
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Run the command line and return its exit code; bad input gives one line on stderr and 2."""
+    try:
+        rv = app(args=argv, standalone_mode=False, prog_name="kc-sim")
+    except UserError as e:
+        typer.echo(f"kc-sim: error: {e}", err=True)
+        return 2
+    except (typer.Abort, KeyboardInterrupt):
+        typer.echo("kc-sim: interrupted; finished work is kept", err=True)
+        return 130
+    except click_exceptions.NoArgsIsHelpError as e:
+        typer.echo(e.format_message())
+        return 0
+    except click_exceptions.ClickException as e:
+        typer.echo(f"kc-sim: error: {e.format_message()} (see kc-sim --help)", err=True)
+        return 2
+    return rv if isinstance(rv, int) else 0
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,228 @@
+"""The compiled round and match loops: whole rounds for a batch of seeds, without
+returning to Python between decisions.
+
+Policies come as a tuple of 8 compiled policies (``POLICY_TYPE``), one per match
+seat; ``seat_map`` maps a round seat to a match seat (they differ only after an
+elimination under match=eliminate_25).
+"""
+
+import numba as nb
+import numpy as np
+from numba import types
+
+from kc_sim.core.layout import (
+    ACTIONS, DEALER, DONE, DREW, END, FIRST, MAX_SEATS, PENALTY, PLAYERS, SEAT, STATE_SIZE,
+    STOCK_LEN, STOCK_POS, STOP, TURNS, WINNER,
+)
+from kc_sim.core.legal import is_legal
+from kc_sim.core.policy import MEM_SIZE, POLICY_TYPE
+from kc_sim.core.rng import below, derive
+from kc_sim.core.step import apply, close_turn, deal, next_turn
+
+#: columns of a round row written by the loops
+(C_SEED, C_DEALER, C_FIRST, C_WINNER, C_END, C_TURNS, C_ACTIONS, C_STOCK_LEFT, C_STATUS,
+ C_BAD_ACTION, C_BAD_SEAT, C_MATCH, C_MATCH_ROUND) = range(13)
+C_PENALTY = 13            # C_PENALTY + match seat (-1 for a seat not in the round)
+ROUND_COLS = C_PENALTY + MAX_SEATS
+#: columns of a match row
+M_SEED, M_ROUNDS, M_WINNERS = 0, 1, 2   # winners: bit mask of match seats sharing the win
+M_TOTAL = 3                             # M_TOTAL + seat: penalty total
+MATCH_COLS = M_TOTAL + MAX_SEATS
+
+STATUS_OK, STATUS_ILLEGAL, STATUS_TOO_LONG = 0, 1, 2
+MAX_DECISIONS = 20000     # far above any legal round; a guard against broken policies
+DEALER_STREAM = 0x6465616C
+SEAT_STREAM = 0x73656174
+ROUND_STREAM = 0x726F756E
+
+# log events written by play_round when given a log array
+LOG_TURN = 1000           # LOG_TURN + seat: a turn opens (the next event of that turn follow)
+LOG_CLOSE = 2000          # LOG_CLOSE + drawn card + 1 (0: nothing drawn): the turn is over
+
+POLICIES_TYPE = types.UniTuple(POLICY_TYPE, MAX_SEATS)
+I1 = types.int64[::1]
+
+
+@nb.njit(cache=True)
+def first_dealer(seed, players):
+    """The dealer drawn at random from a seed (RULES.md: the first dealer is drawn at random)."""
+    rng = np.zeros(1, dtype=np.int64)
+    rng[0] = derive(seed, DEALER_STREAM)
+    return below(rng, 0, players)
+
+
+@nb.njit(cache=True)
+def seed_policies(mem, seed, players):
+    """Zero each seat's policy memory and seed its generator for this round."""
+    mem[:, :] = 0
+    for s in range(players):
+        mem[s, 0] = derive(seed, SEAT_STREAM + s)
+
+
+@nb.njit(types.UniTuple(types.int64, 3)(I1, POLICIES_TYPE, I1, types.int64[:, ::1], I1), cache=True)
+def play_round(st, policies, seat_map, mem, log):
+    """Play a dealt round to its end. ``log`` (may be empty) receives the turn events and
+    action ids for game records. Returns (status, bad action, log length)."""
+    n = 0
+    logging = log.shape[0] > 0
+    if logging:
+        log[0] = LOG_TURN + st[SEAT]
+        n = 1
+    for _ in range(MAX_DECISIONS):
+        if st[DONE]:
+            return STATUS_OK, -1, n
+        seat = st[SEAT]
+        a = policies[seat_map[seat]](st, seat, mem[seat])
+        if not is_legal(st, a):
+            return STATUS_ILLEGAL, a, n
+        if logging:
+            log[n] = a
+            n += 1
+        if a == STOP:
+            close_turn(st)
+            if logging:
+                log[n] = LOG_CLOSE + st[DREW] + 1
+                n += 1
+            if not st[DONE]:
+                next_turn(st)
+                if logging:
+                    log[n] = LOG_TURN + st[SEAT]
+                    n += 1
+        else:
+            apply(st, a)
+            if st[DONE] and logging:
+                log[n] = LOG_CLOSE + st[DREW] + 1
+                n += 1
+    return STATUS_TOO_LONG, -1, n
+
+
+@nb.njit(cache=True)
+def write_round(st, seed, seat_map, status, bad, out, row):
+    """Write one round's figures into ``out[row]`` (penalties by match seat)."""
+    out[row, C_SEED] = seed
+    out[row, C_DEALER] = seat_map[st[DEALER]]
+    out[row, C_FIRST] = seat_map[st[FIRST]]
+    out[row, C_WINNER] = seat_map[st[WINNER]] if st[WINNER] >= 0 else -1
+    out[row, C_END] = st[END]
+    out[row, C_TURNS] = st[TURNS]
+    out[row, C_ACTIONS] = st[ACTIONS]
+    out[row, C_STOCK_LEFT] = st[STOCK_LEN] - st[STOCK_POS]
+    out[row, C_STATUS] = status
+    out[row, C_BAD_ACTION] = bad
+    out[row, C_BAD_SEAT] = seat_map[st[SEAT]] if status != STATUS_OK else -1
+    for s in range(MAX_SEATS):
+        out[row, C_PENALTY + s] = -1
+    for s in range(st[PLAYERS]):
+        out[row, C_PENALTY + seat_map[s]] = st[PENALTY + s]
+
+
+@nb.njit(types.int64(I1, types.int64, I1, POLICIES_TYPE, types.int64[:, ::1]), cache=True)
+def play_rounds(seeds, players, rules, policies, out):
+    """Play one independent round per seed (dealer drawn from the seed); one row each in
+    ``out``. Returns the index of a round stopped by a bad policy, or -1."""
+    st = np.zeros(STATE_SIZE, dtype=np.int64)
+    mem = np.zeros((MAX_SEATS, MEM_SIZE), dtype=np.int64)
+    seat_map = np.arange(MAX_SEATS)
+    empty = np.zeros(0, dtype=np.int64)
+    for i in range(seeds.shape[0]):
+        deal(st, seeds[i], players, first_dealer(seeds[i], players), rules)
+        seed_policies(mem, seeds[i], players)
+        status, bad, _ = play_round(st, policies, seat_map, mem, empty)
+        write_round(st, seeds[i], seat_map, status, bad, out, i)
+        out[i, C_MATCH] = -1
+        out[i, C_MATCH_ROUND] = -1
+        if status != STATUS_OK:
+            return i
+    return -1
+
+
+@nb.njit(cache=True)
+def match_over(kind, n_rounds, rounds_played, totals, active, players):
+    """Is the match over after this round? Updates ``active`` under eliminate_25."""
+    if kind == 1:
+        return rounds_played >= n_rounds
+    if kind == 0:
+        for s in range(players):
+            if totals[s] >= 25:
+                return True
+        return False
+    left = 0
+    for s in range(players):
+        if active[s] and totals[s] >= 25:
+            active[s] = False
+        left += active[s]
+    return left <= 1
+
+
+@nb.njit(cache=True)
+def match_winners(kind, totals, active, last_active, players):
+    """Bit mask of the winners: lowest total (ties share); under eliminate_25 the last one
+    left, or the lowest among those eliminated together in the last round."""
+    pool = np.zeros(players, dtype=np.bool_)
+    for s in range(players):
+        pool[s] = True
+        if kind == 2:
+            pool[s] = active[s] if active.sum() == 1 else last_active[s]
+    best = 1 << 30
+    for s in range(players):
+        if pool[s] and totals[s] < best:
+            best = totals[s]
+    mask = 0
+    for s in range(players):
+        if pool[s] and totals[s] == best:
+            mask |= 1 << s
+    return mask
+
+
+@nb.njit(types.int64(I1, types.int64, I1, types.int64, types.int64, POLICIES_TYPE,
+                     types.int64[:, ::1], types.int64[:, ::1], types.int64), cache=True)
+def play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, matches_out, match_base):
+    """Play one match per seed under the match switch (kind 0 to_25, 1 rounds:N,
+    2 eliminate_25), the deal passing left after every round. Round rows go to
+    ``rounds_out`` in order (its length must allow every round); returns the number of
+    round rows written, or -(1 + row) of a round stopped by a bad policy."""
+    st = np.zeros(STATE_SIZE, dtype=np.int64)
+    mem = np.zeros((MAX_SEATS, MEM_SIZE), dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+    row = 0
+    for m in range(seeds.shape[0]):
+        totals = np.zeros(players, dtype=np.int64)
+        active = np.ones(players, dtype=np.bool_)
+        last_active = active.copy()
+        dealer = first_dealer(seeds[m], players)
+        r = 0
+        while True:
+            seat_map = np.zeros(MAX_SEATS, dtype=np.int64)
+            k = 0
+            round_dealer = 0
+            for s in range(players):
+                if active[s]:
+                    if s == dealer:
+                        round_dealer = k
+                    seat_map[k] = s
+                    k += 1
+            seed = derive(seeds[m], ROUND_STREAM + r)
+            deal(st, seed, k, round_dealer, rules)
+            seed_policies(mem, seed, k)
+            status, bad, _ = play_round(st, policies, seat_map, mem, empty)
+            write_round(st, seed, seat_map, status, bad, rounds_out, row)
+            rounds_out[row, C_MATCH] = match_base + m
+            rounds_out[row, C_MATCH_ROUND] = r
+            if status != STATUS_OK:
+                return -(1 + row)
+            row += 1
+            r += 1
+            for s in range(k):
+                totals[seat_map[s]] += st[PENALTY + s]
+            last_active[:] = active
+            if match_over(kind, n_rounds, r, totals, active, players):
+                break
+            dealer = (dealer + 1) % players
+            while not active[dealer]:
+                dealer = (dealer + 1) % players
+        matches_out[m, M_SEED] = seeds[m]
+        matches_out[m, M_ROUNDS] = r
+        matches_out[m, M_WINNERS] = match_winners(kind, totals, active, last_active, players)
+        for s in range(MAX_SEATS):
+            matches_out[m, M_TOTAL + s] = totals[s] if s < players else -1
+    return row

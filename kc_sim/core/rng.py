@@ -1,0 +1,43 @@
+"""The core's own random numbers: splitmix64 over uint64, so that results never depend
+on numpy's generators, the number of workers or the backend.
+
+Generator states live in int64 slots of arrays (a policy's memory, the round loop's
+scratch); the functions reinterpret them as uint64.
+"""
+
+import numba as nb
+import numpy as np
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S32, _S1 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32), np.uint64(1)
+
+
+@nb.njit(cache=True, inline="always")
+def mix64(z):
+    """splitmix64's finaliser: a bijective scramble of a uint64."""
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@nb.njit(cache=True, inline="always")
+def next_u64(state, i):
+    """Advance the generator held in ``state[i]`` and return its next uint64."""
+    s = np.uint64(state[i]) + _GOLDEN
+    state[i] = np.int64(s)
+    return mix64(s)
+
+
+@nb.njit(cache=True, inline="always")
+def below(state, i, k):
+    """A uniform integer in [0, k) from the generator in ``state[i]`` (k < 2**32)."""
+    return np.int64(((next_u64(state, i) >> _S32) * np.uint64(k)) >> _S32)
+
+
+@nb.njit(cache=True)
+def derive(seed, k):
+    """A non-negative 63-bit seed for sub-stream ``k`` of ``seed`` (rounds of a run, seats of a round)."""
+    z = mix64(np.uint64(seed) ^ mix64(np.uint64(k) + _GOLDEN))
+    return np.int64(z >> _S1)

@@ -1,0 +1,244 @@
+"""Changing a round: deal and layout, place, move a pile, the end and start of a turn,
+and scoring (RULES.md: Deal, Actions, End of the turn, End of the round).
+
+All functions take the flat state (see ``layout``) and change it in place. They trust
+their caller: legality is checked by ``legal`` before an action is applied.
+"""
+
+import numba as nb
+import numpy as np
+
+from kc_sim.cards import KING, KINGS_MASK, RANK, RANK_MASK
+from kc_sim.core.bits import popcount
+from kc_sim.core.layout import (
+    ACTIONS, DEALER, DONE, DREW, END, END_BLOCKED, END_OUT, FIRST, HAND, HAND_N, IDLE,
+    MOVE_BASE, PENALTY, PILE_BASE, PILE_MASK, PILE_SIZE, PILE_TOP, PLAYERS, RULES, SEAT,
+    STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TURN_ACTIONS, TURNS, WINNER,
+)
+from kc_sim.core.legal import has_play
+from kc_sim.core.rng import below
+from kc_sim.rules import N_RULE_CODES, R_DECKS, R_DRAW, R_LAYOUT_KINGS, R_SCORING
+
+DRAW_END, DRAW_START, DRAW_IF_STUCK = 0, 1, 2
+
+#: penalty per rank under scoring=face (index 0 unused): K Q J 10 count 10, A 1, others face value
+FACE_VALUE = np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10], dtype=np.int64)
+
+
+@nb.njit(cache=True)
+def new_state():
+    """An all-zero round state, to be filled by ``deal``."""
+    return np.zeros(STATE_SIZE, dtype=np.int64)
+
+
+@nb.njit(cache=True, inline="always")
+def add_to_hand(st, seat, c):
+    """Give card c to a seat (into plane 1 when it already holds a copy)."""
+    bit = np.int64(1) << c
+    i = HAND + 2 * seat
+    if st[i] & bit:
+        st[i + 1] |= bit
+    else:
+        st[i] |= bit
+    st[HAND_N + seat] += 1
+
+
+@nb.njit(cache=True, inline="always")
+def take_from_hand(st, seat, c):
+    """Remove one copy of card c from a seat's hand."""
+    bit = np.int64(1) << c
+    i = HAND + 2 * seat
+    if st[i + 1] & bit:
+        st[i + 1] &= ~bit
+    else:
+        st[i] &= ~bit
+    st[HAND_N + seat] -= 1
+
+
+@nb.njit(cache=True, inline="always")
+def put_on_pile(st, p, c):
+    """Put card c on pile p (as its base when the pile is empty)."""
+    if st[PILE_TOP + p] < 0:
+        st[PILE_BASE + p] = c
+    st[PILE_TOP + p] = c
+    st[PILE_MASK + p] |= np.int64(1) << c
+    st[PILE_SIZE + p] += 1
+
+
+@nb.njit(cache=True)
+def shuffle_stock(st, seed, decks):
+    """Write the shuffled deck (52 cards, or 104 with two decks) into the stock area:
+    a Fisher-Yates shuffle driven by the core's generator seeded with ``seed``."""
+    n = 52 * decks
+    for i in range(n):
+        st[STOCK + i] = i % 52
+    rng = np.zeros(1, dtype=np.int64)
+    rng[0] = seed
+    for i in range(n - 1, 0, -1):
+        j = below(rng, 0, i + 1)
+        t = st[STOCK + i]
+        st[STOCK + i] = st[STOCK + j]
+        st[STOCK + j] = t
+    st[STOCK_LEN] = n
+
+
+@nb.njit(cache=True)
+def deal_stock(st, players, dealer, rules):
+    """Deal the deck already in the stock area: 7 cards each, one at a time, from the
+    dealer's left; turn up N, E, S, W (layout kings to corners under ``to_corner``);
+    the rest is the stock, and the player left of the dealer is to start the first turn
+    (``open_turn`` starts it; it is separate so that the dealt position can be recorded)."""
+    n = st[STOCK_LEN]
+    st[:STOCK] = 0
+    st[STOCK_LEN] = n
+    for i in range(N_RULE_CODES):
+        st[RULES + i] = rules[i]
+    st[PLAYERS] = players
+    st[DEALER] = dealer
+    st[WINNER] = -1
+    for p in range(8):
+        st[PILE_BASE + p] = -1
+        st[PILE_TOP + p] = -1
+    pos = 0
+    for i in range(7 * players):
+        add_to_hand(st, (dealer + 1 + i) % players, st[STOCK + pos])
+        pos += 1
+    for side in range(4):
+        while True:
+            c = st[STOCK + pos]
+            pos += 1
+            placed = False
+            if rules[R_LAYOUT_KINGS] == 1 and RANK[c] == KING:
+                for corner in range(4, 8):
+                    if st[PILE_TOP + corner] < 0:
+                        put_on_pile(st, corner, c)
+                        placed = True
+                        break
+            if not placed:
+                put_on_pile(st, side, c)
+                break
+    st[STOCK_POS] = pos
+    st[FIRST] = (dealer + 1) % players
+    st[SEAT] = st[FIRST]
+
+
+@nb.njit(cache=True)
+def deal(st, seed, players, dealer, rules):
+    """Shuffle from ``seed``, deal a new round into ``st`` and start its first turn."""
+    shuffle_stock(st, seed, rules[R_DECKS])
+    deal_stock(st, players, dealer, rules)
+    open_turn(st)
+
+
+@nb.njit(cache=True, inline="always")
+def draw(st):
+    """The seat to act draws the next stock card, if any; returns it or -1."""
+    if st[STOCK_POS] >= st[STOCK_LEN]:
+        return -1
+    c = st[STOCK + st[STOCK_POS]]
+    st[STOCK_POS] += 1
+    add_to_hand(st, st[SEAT], c)
+    st[DREW] = c
+    return c
+
+
+@nb.njit(cache=True)
+def open_turn(st):
+    """Start the turn of the seat in ``SEAT``: draw first under draw=start, or under
+    draw=if_stuck when the player has no placement or pile move."""
+    st[TURNS] += 1
+    st[TURN_ACTIONS] = 0
+    st[DREW] = -1
+    rule = st[RULES + R_DRAW]
+    if rule == DRAW_START or (rule == DRAW_IF_STUCK and not has_play(st)):
+        draw(st)
+
+
+@nb.njit(cache=True)
+def close_turn(st):
+    """End the current turn after a stop: draw under draw=end, then end the round as
+    blocked once every player in a row has had an idle turn (no action, no draw)."""
+    if st[RULES + R_DRAW] == DRAW_END:
+        draw(st)
+    if st[TURN_ACTIONS] == 0 and st[DREW] < 0:
+        st[IDLE] += 1
+    else:
+        st[IDLE] = 0
+    if st[IDLE] >= st[PLAYERS]:
+        finish(st, -1, END_BLOCKED)
+
+
+@nb.njit(cache=True)
+def next_turn(st):
+    """Pass the turn clockwise (to the next seat) and start it."""
+    st[SEAT] = (st[SEAT] + 1) % st[PLAYERS]
+    open_turn(st)
+
+
+@nb.njit(cache=True)
+def hand_penalty(st, seat):
+    """Penalty for the cards in a seat's hand: kings10 (K 10, others 1) or face."""
+    total = 0
+    for plane in range(2):
+        m = st[HAND + 2 * seat + plane]
+        if st[RULES + R_SCORING] == 0:
+            k = popcount(m & KINGS_MASK)
+            total += 10 * k + popcount(m) - k
+        else:
+            for r in range(1, 14):
+                total += FACE_VALUE[r] * popcount(m & RANK_MASK[r])
+    return total
+
+
+@nb.njit(cache=True)
+def finish(st, winner, end):
+    """End the round: record winner and reason, score every hand."""
+    st[DONE] = 1
+    st[WINNER] = winner
+    st[END] = end
+    for s in range(st[PLAYERS]):
+        st[PENALTY + s] = hand_penalty(st, s)
+
+
+@nb.njit(cache=True)
+def place(st, c, p):
+    """Place card c from the hand of the seat to act on pile p; an empty hand ends the
+    round at once (out, no draw)."""
+    seat = st[SEAT]
+    take_from_hand(st, seat, c)
+    put_on_pile(st, p, c)
+    st[TURN_ACTIONS] += 1
+    st[ACTIONS] += 1
+    if st[HAND_N + seat] == 0:
+        finish(st, seat, END_OUT)
+
+
+@nb.njit(cache=True)
+def move_pile(st, s, p):
+    """Move the whole side pile s onto pile p, order kept; side s becomes empty."""
+    if st[PILE_TOP + p] < 0:
+        st[PILE_BASE + p] = st[PILE_BASE + s]
+    st[PILE_TOP + p] = st[PILE_TOP + s]
+    st[PILE_MASK + p] |= st[PILE_MASK + s]
+    st[PILE_SIZE + p] += st[PILE_SIZE + s]
+    st[PILE_BASE + s] = -1
+    st[PILE_TOP + s] = -1
+    st[PILE_MASK + s] = 0
+    st[PILE_SIZE + s] = 0
+    st[TURN_ACTIONS] += 1
+    st[ACTIONS] += 1
+
+
+@nb.njit(cache=True)
+def apply(st, a):
+    """Apply a legal action id: place, move a pile, or stop (which ends the turn and,
+    unless the round ends, starts the next player's)."""
+    if a < MOVE_BASE:
+        place(st, a >> 3, a & 7)
+    elif a < MOVE_BASE + 32:
+        m = a - MOVE_BASE
+        move_pile(st, m >> 3, m & 7)
+    else:
+        close_turn(st)
+        if not st[DONE]:
+            next_turn(st)

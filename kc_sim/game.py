@@ -1,0 +1,262 @@
+"""A Python step API over the compiled core, for Python agents, people, environments
+and tests: one round, played one action at a time.
+
+    g = Game(players=2, rules="classic", seed=7)
+    while not g.over:
+        g.play(g.legal_actions()[0])
+    g.penalties
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kc_sim import cards
+from kc_sim.actions import action_text, parse_action
+from kc_sim.core import layout as L
+from kc_sim.core.legal import is_legal, legal_mask
+from kc_sim.core.loop import first_dealer
+from kc_sim.core.step import apply, close_turn, deal_stock, next_turn, open_turn, shuffle_stock
+from kc_sim.errors import UserError
+from kc_sim.rules import RuleSet, parse_rules
+
+
+class IllegalActionError(UserError):
+    """An action that is not legal in the current position."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one seat may see: never another hand or the stock order."""
+
+    seat: int
+    players: int
+    rules: RuleSet
+    hand: tuple[int, ...]               # own cards, sorted ids (twice for both copies)
+    piles: tuple[tuple[int, ...], ...]  # 8 piles, base first
+    stock_size: int
+    hand_sizes: tuple[int, ...]         # by seat
+    turn_actions: int                   # place/move actions made this turn so far
+    drew: int | None                    # card this seat drew this turn, if any
+    legal: tuple[int, ...]              # legal action ids
+    scores: tuple[int, ...] = field(default=())  # match penalty totals so far, by seat
+
+    @property
+    def legal_text(self) -> tuple[str, ...]:
+        """The legal actions as text (``7H>E``, ``N>E``, ``stop``)."""
+        return tuple(action_text(a) for a in self.legal)
+
+
+def _mask_cards(lo: int, hi: int) -> list[int]:
+    return sorted(cards.mask_to_cards(lo) + cards.mask_to_cards(hi))
+
+
+class Game:
+    """One round over the compiled core. Actions are FORMATS.md ids (or their text)."""
+
+    def __init__(self, players: int = 2, rules: str | RuleSet = "classic", seed: int = 0, dealer: int | None = None):
+        self.rules = parse_rules(rules)
+        self.rules.check_players(players)
+        self.seed = int(seed)
+        self.state = np.zeros(L.STATE_SIZE, dtype=np.int64)
+        if dealer is None:
+            dealer = int(first_dealer(self.seed, players))
+        self._check_dealer(dealer, players)
+        shuffle_stock(self.state, self.seed, self.rules.decks)
+        self._start(players, dealer)
+
+    def _start(self, players: int, dealer: int) -> None:
+        """Deal the stock area, keep the dealt position as ``initial``, open the first turn."""
+        deal_stock(self.state, players, dealer, self.rules.codes())
+        self.initial = self.snapshot()
+        open_turn(self.state)
+        self._mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+
+    @staticmethod
+    def _check_dealer(dealer, players):
+        if not 0 <= dealer < players:
+            raise UserError(f"bad dealer {dealer}: expected a seat from 0 to {players - 1}")
+
+    @classmethod
+    def from_deck(cls, deck, players: int, dealer: int, rules: str | RuleSet = "classic") -> "Game":
+        """A round dealt from an explicit deck order (deck[0] dealt first)."""
+        g = cls.__new__(cls)
+        g.rules = parse_rules(rules)
+        g.rules.check_players(players)
+        cls._check_dealer(dealer, players)
+        g.seed = -1
+        g.state = np.zeros(L.STATE_SIZE, dtype=np.int64)
+        deck = np.asarray(deck, dtype=np.int64)
+        if len(deck) != 52 * g.rules.decks:
+            raise UserError(f"bad deck: {len(deck)} cards, expected {52 * g.rules.decks}")
+        g.state[L.STOCK:L.STOCK + len(deck)] = deck
+        g.state[L.STOCK_LEN] = len(deck)
+        g._start(players, dealer)
+        return g
+
+    @classmethod
+    def from_position(cls, hands, piles, stock, dealer: int | None = None, rules: str | RuleSet = "classic") -> "Game":
+        """A round from an explicit position right after the layout (hands by seat, 8 piles
+        base first, stock next card first); the first turn starts for the dealer's left
+        (by default the dealer is the last seat, so seat 0 acts first). Cards may be ids or text."""
+        g = cls.__new__(cls)
+        g.rules = parse_rules(rules)
+        players = len(hands)
+        dealer = players - 1 if dealer is None else dealer
+        g.rules.check_players(players)
+        cls._check_dealer(dealer, players)
+        g.seed = -1
+        st = g.state = np.zeros(L.STATE_SIZE, dtype=np.int64)
+        st[L.RULES:L.RULES + 6] = g.rules.codes()
+        st[L.PLAYERS], st[L.DEALER], st[L.WINNER] = players, dealer, -1
+        st[L.PILE_BASE:L.PILE_BASE + 8] = -1
+        st[L.PILE_TOP:L.PILE_TOP + 8] = -1
+        ids = lambda xs: [c if isinstance(c, (int, np.integer)) else cards.parse_card(c) for c in xs]
+        for seat, hand in enumerate(hands):
+            for c in ids(hand):
+                i = L.HAND + 2 * seat + (1 if st[L.HAND + 2 * seat] >> c & 1 else 0)
+                st[i] |= 1 << c
+                st[L.HAND_N + seat] += 1
+        for p, pile in enumerate(list(piles) + [[]] * (8 - len(piles))):
+            pile = ids(pile)
+            if pile:
+                st[L.PILE_BASE + p], st[L.PILE_TOP + p], st[L.PILE_SIZE + p] = pile[0], pile[-1], len(pile)
+                st[L.PILE_MASK + p] = cards.cards_to_mask(pile)
+        stock = ids(stock)
+        st[L.STOCK:L.STOCK + len(stock)] = stock
+        st[L.STOCK_LEN] = len(stock)
+        st[L.FIRST] = st[L.SEAT] = (dealer + 1) % players
+        g.initial = g.snapshot()
+        open_turn(st)
+        g._mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
+        return g
+
+    # --- reading the round -------------------------------------------------------
+    @property
+    def players(self) -> int:
+        return int(self.state[L.PLAYERS])
+
+    @property
+    def seat(self) -> int:
+        """The seat to act."""
+        return int(self.state[L.SEAT])
+
+    @property
+    def dealer(self) -> int:
+        return int(self.state[L.DEALER])
+
+    @property
+    def over(self) -> bool:
+        return bool(self.state[L.DONE])
+
+    @property
+    def winner(self) -> int | None:
+        w = int(self.state[L.WINNER])
+        return w if w >= 0 else None
+
+    @property
+    def end(self) -> str | None:
+        """``out``, ``blocked``, or None while the round goes on."""
+        return L.END_NAMES[int(self.state[L.END])] if self.over else None
+
+    @property
+    def penalties(self) -> list[int] | None:
+        """Every seat's penalty once the round is over."""
+        if not self.over:
+            return None
+        return [int(x) for x in self.state[L.PENALTY:L.PENALTY + self.players]]
+
+    @property
+    def turns(self) -> int:
+        return int(self.state[L.TURNS])
+
+    @property
+    def drew(self) -> int | None:
+        """Card drawn during the current turn so far, if any."""
+        d = int(self.state[L.DREW])
+        return d if d >= 0 else None
+
+    @property
+    def turn_actions(self) -> int:
+        return int(self.state[L.TURN_ACTIONS])
+
+    def hand(self, seat: int) -> list[int]:
+        """A seat's cards, sorted ids (both copies listed with two decks)."""
+        i = L.HAND + 2 * seat
+        return _mask_cards(int(self.state[i]), int(self.state[i + 1]))
+
+    def pile(self, p: int) -> list[int]:
+        """Pile p's cards, base first (ranks descend from the base)."""
+        return sorted(cards.mask_to_cards(int(self.state[L.PILE_MASK + p])), key=lambda c: -cards.RANK[c])
+
+    @property
+    def piles(self) -> list[list[int]]:
+        return [self.pile(p) for p in range(8)]
+
+    @property
+    def stock(self) -> list[int]:
+        """The stock, next card to draw first (hidden from players)."""
+        return [int(c) for c in self.state[L.STOCK + self.state[L.STOCK_POS]:L.STOCK + self.state[L.STOCK_LEN]]]
+
+    def legal_mask(self) -> np.ndarray:
+        """Boolean vector of length 449 over FORMATS.md's action ids."""
+        legal_mask(self.state, self._mask)
+        return self._mask.copy()
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids, ascending."""
+        legal_mask(self.state, self._mask)
+        return [int(a) for a in np.flatnonzero(self._mask)]
+
+    def legal_texts(self) -> list[str]:
+        return [action_text(a) for a in self.legal_actions()]
+
+    def observe(self, seat: int | None = None, scores=()) -> Observation:
+        """What ``seat`` (default: the seat to act) may see; legal actions only for the seat to act."""
+        seat = self.seat if seat is None else seat
+        own_turn = seat == self.seat and not self.over
+        return Observation(
+            seat=seat,
+            players=self.players,
+            rules=self.rules,
+            hand=tuple(self.hand(seat)),
+            piles=tuple(tuple(p) for p in self.piles),
+            stock_size=len(self.stock),
+            hand_sizes=tuple(int(x) for x in self.state[L.HAND_N:L.HAND_N + self.players]),
+            turn_actions=self.turn_actions if own_turn else 0,
+            drew=self.drew if own_turn else None,
+            legal=tuple(self.legal_actions()) if own_turn else (),
+            scores=tuple(scores),
+        )
+
+    # --- playing -------------------------------------------------------------------
+    def play(self, action: int | str) -> None:
+        """Apply a legal action (id or text); stop ends the turn and starts the next one."""
+        a = parse_action(action) if isinstance(action, str) else int(action)
+        if self.over:
+            raise IllegalActionError(f"the round is over; no action {action_text(a)} possible")
+        if not is_legal(self.state, a):
+            raise IllegalActionError(
+                f"illegal action {action_text(a)} for seat {self.seat}; legal: {' '.join(self.legal_texts())}"
+            )
+        apply(self.state, a)
+
+    def stop_split(self) -> tuple[int | None, bool]:
+        """Stop in two halves, for callers that log turns: close the turn (draw under
+        draw=end) and report (card drawn this turn, round over); call ``next_turn`` after."""
+        close_turn(self.state)
+        return self.drew, self.over
+
+    def next_turn(self) -> None:
+        next_turn(self.state)
+
+    def snapshot(self) -> dict:
+        """Dealer, hands, piles and stock as lists of card ids (``initial`` is the one right after the layout)."""
+        return {
+            "dealer": self.dealer,
+            "hands": [self.hand(s) for s in range(self.players)],
+            "piles": self.piles,
+            "stock": self.stock,
+        }

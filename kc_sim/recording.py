@@ -1,0 +1,29 @@
+"""``kc-sim record``: play rounds between named agents and write their game records."""
+
+from __future__ import annotations
+
+from kc_sim.core.loop import first_dealer
+from kc_sim.core.rng import derive
+from kc_sim.records import write_records
+from kc_sim.rules import RuleSet
+
+
+def round_seed(run_seed: int, i: int) -> int:
+    """The deal seed of round ``i`` of a run."""
+    return int(derive(run_seed, i))
+
+
+def record_rounds(path, names: list[str], rounds: int, seed: int, rules: RuleSet):
+    """Play ``rounds`` rounds (round i dealt from ``round_seed(seed, i)``, dealer drawn from
+    that seed) and write their records to ``path``."""
+    from agents.registry import load_agent
+    from kc_sim.runner import record_round
+
+    agents = [load_agent(n) for n in names]
+
+    def gen():
+        for i in range(rounds):
+            s = round_seed(seed, i)
+            yield record_round(agents, s, rules, dealer=int(first_dealer(s, len(agents))), round=i)
+
+    return write_records(path, gen())

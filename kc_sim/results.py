@@ -1,0 +1,256 @@
+"""The run folder on disk: parquet schemas, writing parts, reading a run back.
+
+Layout of a run folder (see docs/tournament.md)::
+
+    manifest.json        configuration, versions, chunks and their state
+    rounds/part-00000.parquet ...   one part per chunk, one row per round
+    matches/part-00000.parquet ...  (matches only) one row per match, per chunk
+    matches.parquet      (matches only) every match, in chunk order
+    summary.parquet      per-agent figures, head-to-head rows with more than two agents
+    records.jsonl        (with --records K) K game records
+
+Round columns (``k`` seats; seats are match seats when matches are played):
+
+=================  ==============  ==================================================
+chunk              int32           chunk that played the round (part file number)
+lineup             int16           line-up index (manifest ``schedule.lineups``)
+group              int64           rotation group = deal number (same deals in every line-up)
+rotation           int8            seating rotation r: line-up position i sits in seat (i + r) % k
+match              int64, null     match id when matches are played
+match_round        int16, null     round number in the match (0 first)
+seed               int64           deal seed of the round
+players            int8            seats dealt in (fewer than k after an elimination)
+dealer, first      int8            dealer seat, seat of the first player
+agent_<s>          dictionary      agent name in seat s (one dictionary for the run)
+penalty_<s>        int16, null     penalty of seat s (null: seat not in the round)
+winner             int8, null      winning seat, null when the round was blocked
+winner_agent       dictionary      its agent name, null when blocked
+end                dictionary      ``out`` or ``blocked``
+turns, actions     int32           turns started, placements and pile moves made
+stock_left         int16           cards left in the stock
+=================  ==============  ==================================================
+
+Match columns: chunk, lineup, group, rotation, match, seed (match seed), rounds,
+agent_<s>, total_<s> (int32 penalty total), winners (int16 bit mask of the seats
+sharing the win), win_<s> (bool: seat s shares the win).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROUNDS_DIR = "rounds"
+MATCHES_DIR = "matches"
+MATCHES_FILE = "matches.parquet"
+SUMMARY_FILE = "summary.parquet"
+MANIFEST_FILE = "manifest.json"
+RECORDS_FILE = "records.jsonl"
+END_VALUES = ("out", "blocked")        # end codes 1, 2 of the core
+
+
+def part_name(chunk: int) -> str:
+    return f"part-{chunk:05d}.parquet"
+
+
+def _nullable(values: np.ndarray, dtype) -> pa.Array:
+    """``values`` as an arrow array with negative entries as nulls."""
+    return pa.array(values.astype(dtype, copy=False), mask=values < 0)
+
+
+def _names(codes: np.ndarray, names: pa.Array) -> pa.DictionaryArray:
+    """Agent indices (negative: null) as a dictionary column over the run's agent names."""
+    idx = pa.array(codes.astype(np.int16, copy=False), mask=codes < 0)
+    return pa.DictionaryArray.from_arrays(idx, names)
+
+
+def _lineup_columns(cols: dict, lineup, k: int, names: pa.Array) -> tuple[dict, np.ndarray]:
+    """``agent_<s>`` columns of a chunk from its line-up and each row's rotation."""
+    rot = cols["rotation"].astype(np.int64)
+    lu = np.asarray(lineup, dtype=np.int64)
+    seat_agent = np.empty((len(rot), k), dtype=np.int64)
+    out = {}
+    for s in range(k):
+        seat_agent[:, s] = lu[(s - rot) % k]
+        out[f"agent_{s}"] = _names(seat_agent[:, s], names)
+    return out, seat_agent
+
+
+def rounds_table(cols: dict, chunk: int, lineup_index: int, lineup, agent_names) -> pa.Table:
+    """The arrow table of one chunk's rounds from the compact arrays a worker returns."""
+    names = pa.array(list(agent_names), pa.string())
+    pen = cols["penalty"]
+    n, k = pen.shape
+    agents, seat_agent = _lineup_columns(cols, lineup, k, names)
+    winner = cols["winner"].astype(np.int64)
+    win_agent = np.where(winner >= 0, seat_agent[np.arange(n), np.maximum(winner, 0)], -1)
+    data = {
+        "chunk": pa.array(np.full(n, chunk, np.int32)),
+        "lineup": pa.array(np.full(n, lineup_index, np.int16)),
+        "group": pa.array(cols["group"].astype(np.int64, copy=False)),
+        "rotation": pa.array(cols["rotation"].astype(np.int8, copy=False)),
+        "match": _nullable(cols["match"], np.int64),
+        "match_round": _nullable(cols["match_round"], np.int16),
+        "seed": pa.array(cols["seed"].astype(np.int64, copy=False)),
+        "players": pa.array((pen >= 0).sum(axis=1).astype(np.int8)),
+        "dealer": pa.array(cols["dealer"].astype(np.int8, copy=False)),
+        "first": pa.array(cols["first"].astype(np.int8, copy=False)),
+        **agents,
+        **{f"penalty_{s}": _nullable(pen[:, s], np.int16) for s in range(k)},
+        "winner": _nullable(winner, np.int8),
+        "winner_agent": _names(win_agent, names),
+        "end": pa.DictionaryArray.from_arrays(pa.array((cols["end"] - 1).astype(np.int8)),
+                                              pa.array(END_VALUES, pa.string())),
+        "turns": pa.array(cols["turns"].astype(np.int32, copy=False)),
+        "actions": pa.array(cols["actions"].astype(np.int32, copy=False)),
+        "stock_left": pa.array(cols["stock_left"].astype(np.int16, copy=False)),
+    }
+    return pa.table(data)
+
+
+def matches_table(cols: dict, chunk: int, lineup_index: int, lineup, agent_names) -> pa.Table:
+    """The arrow table of one chunk's matches."""
+    names = pa.array(list(agent_names), pa.string())
+    total = cols["total"]
+    n, k = total.shape
+    agents, _ = _lineup_columns(cols, lineup, k, names)
+    winners = cols["winners"].astype(np.int64)
+    data = {
+        "chunk": pa.array(np.full(n, chunk, np.int32)),
+        "lineup": pa.array(np.full(n, lineup_index, np.int16)),
+        "group": pa.array(cols["group"].astype(np.int64, copy=False)),
+        "rotation": pa.array(cols["rotation"].astype(np.int8, copy=False)),
+        "match": pa.array(cols["match"].astype(np.int64, copy=False)),
+        "seed": pa.array(cols["seed"].astype(np.int64, copy=False)),
+        "rounds": pa.array(cols["rounds"].astype(np.int16, copy=False)),
+        **agents,
+        **{f"total_{s}": pa.array(total[:, s].astype(np.int32)) for s in range(k)},
+        "winners": pa.array(winners.astype(np.int16)),
+        **{f"win_{s}": pa.array(((winners >> s) & 1).astype(bool)) for s in range(k)},
+    }
+    return pa.table(data)
+
+
+# --- writing ---------------------------------------------------------------------
+
+def write_atomic(table: pa.Table, path: Path) -> Path:
+    """Write a parquet file (zstd) under a hidden temporary name, then rename it into place,
+    so a part is either complete or absent."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+    return path
+
+
+def write_json_atomic(obj, path: Path) -> None:
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(obj, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def clean_temporaries(run_dir: Path) -> None:
+    """Remove half-written files left by an interrupted run."""
+    for p in Path(run_dir).rglob(".*.tmp"):
+        p.unlink(missing_ok=True)
+
+
+def merge_parts(part_dir: Path, out: Path) -> Path | None:
+    """Stream every part of ``part_dir`` (in chunk order) into one parquet file."""
+    parts = sorted(Path(part_dir).glob("part-*.parquet"))
+    if not parts:
+        return None
+    tmp = out.with_name(f".{out.name}.tmp")
+    writer = None
+    try:
+        for p in parts:
+            t = pq.read_table(p)
+            if writer is None:
+                writer = pq.ParquetWriter(tmp, t.schema, compression="zstd")
+            writer.write_table(t)
+    finally:
+        if writer is not None:
+            writer.close()
+    os.replace(tmp, out)
+    return out
+
+
+# --- reading ---------------------------------------------------------------------
+
+def parts(run_dir, which: str = ROUNDS_DIR) -> list[Path]:
+    """Part files of a run in chunk order."""
+    return sorted((Path(run_dir) / which).glob("part-*.parquet"))
+
+
+def iter_codes(run_dir, names, which: str = ROUNDS_DIR, values: str = "penalty_"):
+    """Per part: (agent indices by seat, ``values<s>`` by seat with nulls as -1, extra)
+    where extra is the ``winner`` (rounds) or ``winners`` (matches) column; reads only
+    those columns, one part at a time."""
+    index = {n: i for i, n in enumerate(names)}
+    extra = "winner" if which == ROUNDS_DIR else "winners"
+    for p in parts(run_dir, which):
+        schema = pq.read_schema(p)
+        k = sum(1 for f in schema.names if f.startswith("agent_"))
+        cols = [f"agent_{s}" for s in range(k)] + [f"{values}{s}" for s in range(k)] + [extra]
+        t = pq.read_table(p, columns=cols)
+        codes = np.empty((t.num_rows, k), np.int64)
+        vals = np.empty((t.num_rows, k), np.int64)
+        for s in range(k):
+            d = t.column(f"agent_{s}").combine_chunks()
+            lookup = np.array([index[x] for x in d.dictionary.to_pylist()] or [0], np.int64)
+            codes[:, s] = lookup[d.indices.to_numpy(zero_copy_only=False)]
+            vals[:, s] = t.column(f"{values}{s}").fill_null(-1).to_numpy()
+        yield codes, vals, t.column(extra).fill_null(-1).to_numpy().astype(np.int64)
+
+
+def read_manifest(run_dir) -> dict:
+    return json.loads((Path(run_dir) / MANIFEST_FILE).read_text(encoding="utf-8"))
+
+
+_NULLABLE = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+             pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+
+
+def to_pandas(table: pa.Table) -> pd.DataFrame:
+    """An arrow table as pandas with nullable integer columns (a null stays <NA>, never
+    turns a column into floats) and agent names as categoricals."""
+    return table.to_pandas(types_mapper=_NULLABLE.get)
+
+
+def _read_parts(paths, columns=None) -> pd.DataFrame | None:
+    if not paths:
+        return None
+    return to_pandas(pa.concat_tables([pq.read_table(p, columns=columns) for p in paths]))
+
+
+def read_rounds(run_dir, columns=None) -> pd.DataFrame:
+    """Every round of a run, in chunk order (agent names as categoricals)."""
+    df = _read_parts(parts(run_dir, ROUNDS_DIR), columns)
+    if df is None:
+        raise FileNotFoundError(f"no round parts in {Path(run_dir) / ROUNDS_DIR}")
+    return df
+
+
+def read_matches(run_dir, columns=None) -> pd.DataFrame | None:
+    """Every match of a run (None when the run played single rounds)."""
+    f = Path(run_dir) / MATCHES_FILE
+    if f.exists():
+        return to_pandas(pq.read_table(f, columns=columns))
+    return _read_parts(parts(run_dir, MATCHES_DIR), columns)
+
+
+def read_summary(run_dir) -> pd.DataFrame:
+    return pd.read_parquet(Path(run_dir) / SUMMARY_FILE)
+
+
+def write_summary(df: pd.DataFrame, run_dir) -> Path:
+    path = Path(run_dir) / SUMMARY_FILE
+    write_atomic(pa.Table.from_pandas(df, preserve_index=False), path)
+    return path

@@ -1,0 +1,674 @@
+"""Running a tournament: chunks over joblib (loky), dask or in-process, written as they
+arrive, resumable, with a manifest and a progress bar.
+
+A chunk (see :mod:`kc_sim.schedule`) is one task: :func:`run_chunk` plays it in compiled
+code and returns compact numpy arrays. The parent turns each result into a parquet part
+(written under a temporary name, then renamed) and marks the chunk done in
+``manifest.json``. Rerunning the same configuration into the same folder plays only the
+chunks not yet done; a different configuration is refused. Every seed derives from the
+run seed and the group number, so the output is the same for every ``jobs`` and backend.
+
+This module is imported by the workers: keep its top-level imports light (no pandas,
+pyarrow or dask here; they are imported inside the parent-side functions).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+import sys
+import time
+import zlib
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from kc_sim.core import loop
+from kc_sim.errors import UserError
+from kc_sim.rules import RuleSet, parse_rules
+from kc_sim.schedule import CHUNK_MATCHES, CHUNK_ROUNDS, Schedule, group_seeds, make_schedule, rotate
+
+FORMAT = "kc-sim/tournament/1"
+BACKENDS = ("loky", "dask", "sequential")
+#: default sizes: well under a minute on two cores for compiled agents
+DEFAULT_ROUNDS = 200_000
+DEFAULT_ROUNDS_PYTHON = 2_000
+MATCH_BATCH_ROWS = 200_000   # round rows buffered per call of the match loop in a worker
+
+
+# --- the worker side ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ChunkTask:
+    """Everything a worker needs to play one chunk (small and picklable)."""
+
+    index: int
+    lineup: int                 # line-up index
+    names: tuple[str, ...]      # agent load names by line-up position
+    start: int                  # first rotation group
+    stop: int
+    groups_per_lineup: int      # for match ids
+    seed: int                   # run seed
+    rules: str                  # RuleSet.spec()
+    mode: str                   # "rounds" or "matches"
+
+
+@functools.lru_cache(maxsize=None)
+def _agent(name: str):
+    from agents.registry import load_agent
+    return load_agent(name)
+
+
+def run_chunk(task: ChunkTask) -> dict:
+    """Play one chunk; returns ``{"index", "rounds", "matches", "seconds"}`` where
+    ``rounds``/``matches`` are dicts of compact numpy columns (see :mod:`kc_sim.results`)."""
+    t0 = time.perf_counter()
+    try:
+        rules = parse_rules(task.rules)
+        agents = [_agent(n) for n in task.names]
+        seeds = group_seeds(task.seed, task.start, task.stop)
+        if task.mode == "rounds":
+            rounds, matches = _round_chunk(task, agents, seeds, rules), None
+        else:
+            rounds, matches = _match_chunk(task, agents, seeds, rules)
+    except UserError as e:
+        # a plain UserError always crosses process boundaries intact
+        raise UserError(str(e)) from None
+    return {"index": task.index, "rounds": rounds, "matches": matches,
+            "seconds": time.perf_counter() - t0}
+
+
+def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> dict:
+    """Every rotation of every group of the chunk; rows ordered group by group."""
+    from kc_sim import runner
+
+    k, G = len(agents), len(seeds)
+    rows = np.empty((k, G, loop.ROUND_COLS), dtype=np.int64)
+    for r in range(k):
+        seated = rotate(agents, r)
+        rows[r] = runner.play_rounds(seated, seeds, rules)
+        _check_faults(rows[r], seated)
+    rows = rows.transpose(1, 0, 2).reshape(G * k, loop.ROUND_COLS)
+    group = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), k)
+    rotation = np.tile(np.arange(k, dtype=np.int8), G)
+    return _compact_rounds(rows, k, group, rotation)
+
+
+def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> tuple[dict, dict]:
+    """Whole matches for every rotation of every group; round rows ordered by match id,
+    match rows group by group. Match id = (lineup * groups + group) * k + rotation."""
+    k, G = len(agents), len(seeds)
+    most = rules.match_rounds if rules.match_kind == "rounds" else 25 * k + 1
+    batch = max(1, MATCH_BATCH_ROWS // most)
+    round_parts, rot_parts, match_rows = [], [], np.empty((k, G, loop.MATCH_COLS), dtype=np.int64)
+    for r in range(k):
+        seated = rotate(agents, r)
+        for b in range(0, G, batch):
+            rr, mr = _play_matches(seated, seeds[b:b + batch], rules, b)
+            _check_faults(rr, seated)
+            round_parts.append(rr)
+            rot_parts.append(np.full(len(rr), r, dtype=np.int8))
+            match_rows[r, b:b + len(mr)] = mr
+    rows = np.concatenate(round_parts)
+    rotation = np.concatenate(rot_parts)
+    group = task.start + rows[:, loop.C_MATCH]
+    rows[:, loop.C_MATCH] = (task.lineup * task.groups_per_lineup + group) * k + rotation
+    order = np.lexsort((rows[:, loop.C_MATCH_ROUND], rows[:, loop.C_MATCH]))
+    rounds = _compact_rounds(rows[order], k, group[order], rotation[order])
+
+    mrows = match_rows.transpose(1, 0, 2).reshape(G * k, loop.MATCH_COLS)
+    mgroup = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), k)
+    mrot = np.tile(np.arange(k, dtype=np.int64), G)
+    matches = {
+        "group": mgroup, "rotation": mrot.astype(np.int8),
+        "match": (task.lineup * task.groups_per_lineup + mgroup) * k + mrot,
+        "seed": mrows[:, loop.M_SEED].copy(), "rounds": mrows[:, loop.M_ROUNDS].astype(np.int16),
+        "total": mrows[:, loop.M_TOTAL:loop.M_TOTAL + k].astype(np.int32),
+        "winners": mrows[:, loop.M_WINNERS].astype(np.int16),
+    }
+    return rounds, matches
+
+
+def _play_matches(seated, seeds, rules: RuleSet, match_base: int):
+    """``runner.play_matches`` (the compiled match loop directly while it is not there)."""
+    from kc_sim import runner
+
+    if hasattr(runner, "play_matches"):
+        return runner.play_matches(list(seated), seeds, rules, match_base=match_base)
+    if not all(a.compiled for a in seated):
+        raise UserError("matches with Python agents need kc_sim.runner.play_matches")
+    k = len(seated)
+    most = rules.match_rounds if rules.match_kind == "rounds" else 25 * k + 1
+    rounds_out = np.zeros((len(seeds) * most, loop.ROUND_COLS), dtype=np.int64)
+    matches_out = np.zeros((len(seeds), loop.MATCH_COLS), dtype=np.int64)
+    kind = {"to_25": 0, "rounds": 1, "eliminate_25": 2}[rules.match_kind]
+    n = loop.play_matches(np.ascontiguousarray(seeds, dtype=np.int64), k, rules.codes(), kind,
+                          rules.match_rounds, runner.policies_tuple(seated), rounds_out, matches_out,
+                          match_base)
+    if n < 0:
+        _check_faults(rounds_out[-n - 1:-n], seated)
+    return rounds_out[:n], matches_out
+
+
+def _check_faults(rows, seated) -> None:
+    """Refuse a chunk in which an agent played an illegal action or never finished."""
+    bad = np.flatnonzero(rows[:, loop.C_STATUS] != loop.STATUS_OK)
+    if not len(bad):
+        return
+    row = rows[bad[0]]
+    seat = int(row[loop.C_BAD_SEAT])
+    who = seated[seat].name if 0 <= seat < len(seated) else "?"
+    if row[loop.C_STATUS] == loop.STATUS_ILLEGAL:
+        from kc_sim.actions import action_text
+        try:
+            what = f"played the illegal action {action_text(int(row[loop.C_BAD_ACTION]))}"
+        except ValueError:
+            what = f"returned the bad action id {int(row[loop.C_BAD_ACTION])}"
+    else:
+        what = f"did not finish the round within {loop.MAX_DECISIONS} decisions"
+    raise UserError(f"agent {who!r} in seat {seat} {what} in the round dealt from seed {int(row[loop.C_SEED])}")
+
+
+def _compact_rounds(rows, k, group, rotation) -> dict:
+    return {
+        "group": np.ascontiguousarray(group, dtype=np.int64),
+        "rotation": np.ascontiguousarray(rotation, dtype=np.int8),
+        "match": rows[:, loop.C_MATCH].copy(),
+        "match_round": rows[:, loop.C_MATCH_ROUND].astype(np.int16),
+        "seed": rows[:, loop.C_SEED].copy(),
+        "dealer": rows[:, loop.C_DEALER].astype(np.int8),
+        "first": rows[:, loop.C_FIRST].astype(np.int8),
+        "winner": rows[:, loop.C_WINNER].astype(np.int8),
+        "end": rows[:, loop.C_END].astype(np.int8),
+        "turns": rows[:, loop.C_TURNS].astype(np.int32),
+        "actions": rows[:, loop.C_ACTIONS].astype(np.int32),
+        "stock_left": rows[:, loop.C_STOCK_LEFT].astype(np.int16),
+        "penalty": rows[:, loop.C_PENALTY:loop.C_PENALTY + k].astype(np.int16),
+    }
+
+
+def warm(names, rules: str, mode: str) -> float:
+    """Compile (or load from the numba cache) everything a chunk needs by playing one tiny
+    chunk; returns the seconds it took. Run in the parent before workers start, and on
+    every dask worker."""
+    t0 = time.perf_counter()
+    run_chunk(ChunkTask(-1, 0, tuple(names), 0, 1, 1, 0, rules, mode))
+    return time.perf_counter() - t0
+
+
+# --- configuration -----------------------------------------------------------------
+
+@dataclass
+class Plan:
+    """A run's configuration (what resume compares) and its schedule."""
+
+    config: dict
+    schedule: Schedule
+    specs: list                  # AgentSpec by agent index
+    labels: list[str]            # unique display names by agent index
+    load_names: list[str]        # names workers load (file paths made absolute)
+    rules: RuleSet
+    out: Path
+
+    @property
+    def mode(self) -> str:
+        return self.config["mode"]
+
+    @property
+    def unit(self) -> str:
+        return "round" if self.mode == "rounds" else "match"
+
+
+def _portable(name: str) -> str:
+    """A load name that works from any working directory (``file.py:Name`` made absolute)."""
+    path, sep, obj = name.rpartition(":")
+    if sep and path.endswith(".py"):
+        return f"{Path(path).resolve()}:{obj}"
+    return name
+
+
+def _labels(specs, names) -> list[str]:
+    """Unique display names: the agents' names, ``#2``, ``#3``... for repeats."""
+    out, seen = [], {}
+    for spec in specs:
+        base = spec.name
+        seen[base] = seen.get(base, 0) + 1
+        out.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
+    return out
+
+
+def split_agents(agents) -> list[str]:
+    """``greedy,merger`` (or a list) as a list of names."""
+    if isinstance(agents, str):
+        agents = agents.split(",")
+    names = [a.strip() for a in agents if a and a.strip()]
+    if len(names) < 2:
+        raise UserError(f"a tournament needs at least 2 agents (--agents a,b,...), got {len(names)}")
+    return names
+
+
+def default_out(labels, players: int, mode: str, units: int, seed: int, rules: RuleSet) -> Path:
+    """``results/<name>``: agents, seats, size, seed (and a rules tag unless classic)."""
+    tag = "-".join(labels)
+    tag = re.sub(r"[^A-Za-z0-9_.#-]+", "_", tag).replace("#", "_")
+    if len(tag) > 60:
+        tag = f"{tag[:40]}-{zlib.crc32(tag.encode()):08x}"
+    name = f"{tag}_{players}p_{units}{'r' if mode == 'rounds' else 'm'}_s{seed}"
+    if rules != RuleSet():
+        name += f"_{zlib.crc32(rules.spec().encode()):08x}"
+    return Path("results") / name
+
+
+def make_plan(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
+              out=None, chunk_size=None, lineups=None) -> Plan:
+    """Check the input and build the configuration and schedule of a run."""
+    from agents.registry import load_agent
+
+    names = split_agents(agents)
+    rs = parse_rules(rules)
+    if not 0 <= int(seed) < 2 ** 63:
+        raise UserError(f"bad --seed {seed}: expected an integer from 0 to 2**63 - 1")
+    specs = [load_agent(n) for n in names]
+    if players is None:
+        players = min(len(names), 4, rs.max_players)
+    rs.check_players(players)
+    if players > len(names):
+        raise UserError(f"--players {players} needs at least {players} agents, got {len(names)}")
+    if rounds is not None and matches is not None:
+        raise UserError("give --rounds or --matches, not both")
+    mode = "matches" if matches is not None else "rounds"
+    count = matches if matches is not None else rounds
+    if count is None:
+        count = DEFAULT_ROUNDS if all(s.compiled for s in specs) else DEFAULT_ROUNDS_PYTHON
+    if count < 1:
+        raise UserError(f"bad --{mode} {count}: expected a positive number")
+    if chunk_size is None:
+        chunk_size = CHUNK_ROUNDS if mode == "rounds" else CHUNK_MATCHES
+    if lineups is not None:
+        for lu in lineups:
+            if len(lu) != players or len(set(lu)) != players or not all(0 <= i < len(names) for i in lu):
+                raise UserError(f"bad line-up {lu}: expected {players} different agent indices")
+    schedule = make_schedule(len(names), players, int(count), int(chunk_size), lineups)
+    labels = _labels(specs, names)
+    config = {
+        "format": FORMAT, "mode": mode, "agents": names, "labels": labels, "players": players,
+        "requested": int(count), "rules": rs.spec(), "seed": int(seed), "chunk_size": int(chunk_size),
+        "lineups": [list(x) for x in schedule.lineups],
+    }
+    out = Path(out) if out is not None else default_out(labels, players, mode, int(count), int(seed), rs)
+    return Plan(config, schedule, specs, labels, [_portable(n) for n in names], rs, out)
+
+
+# --- the run folder ----------------------------------------------------------------
+
+def _versions() -> dict:
+    from importlib import metadata
+    out = {"python": sys.version.split()[0]}
+    for pkg in ("kc-sim", "numpy", "numba", "pandas", "pyarrow", "joblib", "dask", "distributed"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _describe_difference(old: dict, new: dict) -> str:
+    keys = [k for k in new if old.get(k) != new.get(k)]
+    shown = []
+    for k in keys[:3]:
+        a, b = old.get(k), new.get(k)
+        shown.append(f"{k} {b!r} here but {a!r} there")
+    return "; ".join(shown)
+
+
+def open_run_folder(plan: Plan, command: str | None) -> dict:
+    """Create or reopen the run folder; returns the manifest. Refuses a folder holding a
+    different run, or anything that is not a run folder."""
+    from kc_sim import results as R
+
+    out = plan.out
+    if out.exists() and not out.is_dir():
+        raise UserError(f"cannot use {out} as the run folder: it is a file")
+    manifest_path = out / R.MANIFEST_FILE
+    old = None
+    if manifest_path.exists():
+        try:
+            old = R.read_manifest(out)
+        except (OSError, ValueError) as e:
+            raise UserError(f"cannot read {manifest_path}: {e}; remove the folder or choose another --out") from None
+        if old.get("config") != plan.config:
+            diff = _describe_difference(old.get("config", {}), plan.config)
+            raise UserError(f"{out} holds a different run ({diff}); rerun that command to resume it, "
+                            "or choose another --out")
+    elif out.exists() and any(out.iterdir()):
+        raise UserError(f"{out} exists and is not a tournament folder (no {R.MANIFEST_FILE}); "
+                        "choose another --out")
+    chunks = plan.schedule.chunks()
+    done = set()
+    if old:
+        for c in old.get("chunks", []):
+            if c.get("state") == "done" and _part_files_exist(plan, c["index"]):
+                done.add(c["index"])
+    manifest = {
+        "format": FORMAT,
+        "command": command,
+        "config": plan.config,
+        "schedule": plan.schedule.to_dict(),
+        "versions": _versions(),
+        "created": (old or {}).get("created", _now()),
+        "updated": _now(),
+        "finished": False,
+        "units_done": 0,
+        "chunks": [{"index": c.index, "lineup": c.lineup, "groups": [c.start, c.stop],
+                    plan.mode: c.groups * plan.schedule.players,
+                    "state": "done" if c.index in done else "pending",
+                    "file": f"{R.ROUNDS_DIR}/{R.part_name(c.index)}"} for c in chunks],
+    }
+    if old:
+        for c, oc in zip(manifest["chunks"], old.get("chunks", [])):
+            if c["state"] == "done" and "rows" in oc:
+                c["rows"], c["seconds"] = oc["rows"], oc.get("seconds")
+    try:
+        (out / R.ROUNDS_DIR).mkdir(parents=True, exist_ok=True)
+        if plan.mode == "matches":
+            (out / R.MATCHES_DIR).mkdir(exist_ok=True)
+        R.clean_temporaries(out)
+        _save_manifest(manifest, out)
+    except OSError as e:
+        raise UserError(f"cannot write to {out}: {e.strerror or e}") from None
+    return manifest
+
+
+def _part_files_exist(plan: Plan, index: int) -> bool:
+    from kc_sim import results as R
+    ok = (plan.out / R.ROUNDS_DIR / R.part_name(index)).exists()
+    if plan.mode == "matches":
+        ok = ok and (plan.out / R.MATCHES_DIR / R.part_name(index)).exists()
+    return ok
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def _save_manifest(manifest: dict, out: Path) -> None:
+    from kc_sim import results as R
+    done = [c for c in manifest["chunks"] if c["state"] == "done"]
+    unit = "rounds" if manifest["config"]["mode"] == "rounds" else "matches"
+    manifest["units_done"] = sum(c[unit] for c in done)
+    manifest["updated"] = _now()
+    R.write_json_atomic(manifest, out / R.MANIFEST_FILE)
+
+
+# --- dispatch ----------------------------------------------------------------------
+
+def _ensure_numba_cache_env() -> None:
+    """Workers must find the parent's numba cache: pass an explicit cache folder on."""
+    import numba
+    if "NUMBA_CACHE_DIR" not in os.environ and numba.config.CACHE_DIR:
+        os.environ["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR
+
+
+@contextmanager
+def _executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple):
+    """A function mapping tasks to an iterator of results in completion order."""
+    if backend == "sequential" or (backend == "loky" and jobs == 1):
+        yield lambda tasks: map(run_chunk, tasks)
+    elif backend == "loky":
+        from joblib import Parallel, delayed
+
+        def run(tasks):
+            par = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered", batch_size=1)
+            return par(delayed(run_chunk)(t) for t in tasks)
+        yield run
+    else:
+        with _dask_client(jobs, scheduler) as client:
+            client.run(warm, *warm_args)
+
+            def run(tasks):
+                from dask.distributed import as_completed
+                futures = client.map(run_chunk, tasks, pure=False)
+                try:
+                    for fut in as_completed(futures):
+                        res = fut.result()
+                        fut.release()
+                        yield res
+                finally:
+                    client.cancel([f for f in futures if not f.done()])
+            yield run
+
+
+@contextmanager
+def _dask_client(jobs: int, scheduler: str | None):
+    """A client of the cluster at ``scheduler``, or of a LocalCluster of ``jobs`` single-thread
+    worker processes."""
+    import logging
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise UserError("--backend dask needs dask.distributed: pip install 'kc-sim[dask]'") from None
+    cluster = None
+    try:
+        if scheduler:
+            try:
+                client = Client(scheduler, timeout="20s")
+            except (OSError, TimeoutError, ValueError) as e:
+                raise UserError(f"cannot reach the dask scheduler at {scheduler}: {e}") from None
+        else:
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.ERROR)
+            client = Client(cluster)
+        try:
+            yield client
+        finally:
+            client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+# --- the run -----------------------------------------------------------------------
+
+@dataclass
+class RunResult:
+    out: Path
+    plan: Plan
+    summary: object                   # pandas DataFrame
+    units: int                        # rounds (or matches) in the run
+    rounds: int                       # rounds in the run
+    played_chunks: int                # chunks played by this call
+    resumed_chunks: int               # chunks already done before this call
+    seconds: float
+    files: dict = field(default_factory=dict)
+
+
+def resolve_jobs(jobs) -> int:
+    if jobs is None or int(jobs) == -1:
+        return os.cpu_count() or 1
+    if int(jobs) < 1:
+        raise UserError(f"bad --jobs {jobs}: expected a positive number (or -1 for every core)")
+    return int(jobs)
+
+
+def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
+                   jobs=None, backend="loky", scheduler=None, out=None, records=0, chunk_size=None,
+                   lineups=None, quiet=False, command=None, on_chunk=None, summary=True) -> RunResult:
+    """Plan, run (or resume) and summarise a tournament; see docs/tournament.md.
+    ``on_chunk(index)`` is called after each part is written (tests use it to interrupt)."""
+    t0 = time.perf_counter()
+    if backend is None:
+        backend = "dask" if scheduler else "loky"
+    if backend not in BACKENDS:
+        raise UserError(f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+    if scheduler and backend != "dask":
+        raise UserError("--scheduler needs --backend dask")
+    if records < 0:
+        raise UserError(f"bad --records {records}: expected 0 or more")
+    jobs = resolve_jobs(jobs)
+    plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
+                     out=out, chunk_size=chunk_size, lineups=lineups)
+    manifest = open_run_folder(plan, command)
+    _ensure_numba_cache_env()
+    warm_args = (tuple(plan.load_names[i] for i in plan.schedule.lineups[0]), plan.rules.spec(), plan.mode)
+    warm(*warm_args)
+
+    sched = plan.schedule
+    chunks = sched.chunks()
+    pending = [c for c in chunks if manifest["chunks"][c.index]["state"] != "done"]
+    resumed = len(chunks) - len(pending)
+    tasks = [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
+                       c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode)
+             for c in pending]
+    bar = _progress(plan, manifest, quiet)
+    try:
+        if tasks:
+            with _executor(backend, min(jobs, len(tasks)), scheduler, warm_args) as run:
+                for res in run(tasks):
+                    _store(plan, manifest, chunks[res["index"]], res)
+                    bar.update(chunks[res["index"]].groups * sched.players)
+                    if on_chunk is not None:
+                        on_chunk(res["index"])
+    except KeyboardInterrupt:
+        bar.close()
+        done = sum(c["state"] == "done" for c in manifest["chunks"])
+        print(f"kc-sim: interrupted with {done} of {len(chunks)} chunks done in {plan.out}; "
+              "rerun the same command to finish", file=sys.stderr)
+        raise
+    finally:
+        bar.close()
+    result = finish(plan, manifest, records=records, summary=summary)
+    result.played_chunks, result.resumed_chunks = len(tasks), resumed
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+class _NoBar:
+    def update(self, n):
+        pass
+
+    def close(self):
+        pass
+
+
+def _progress(plan: Plan, manifest: dict, quiet: bool):
+    if quiet or not sys.stderr.isatty():
+        return _NoBar()
+    from tqdm import tqdm
+    return tqdm(total=plan.schedule.units, initial=manifest["units_done"], unit=f" {plan.unit}s",
+                unit_scale=True, file=sys.stderr, smoothing=0.1, dynamic_ncols=True, leave=False)
+
+
+def _store(plan: Plan, manifest: dict, chunk, res: dict) -> None:
+    """Write a chunk's parts, then mark it done in the manifest (in that order)."""
+    from kc_sim import results as R
+
+    lineup = plan.schedule.lineups[chunk.lineup]
+    if res["matches"] is not None:
+        t = R.matches_table(res["matches"], chunk.index, chunk.lineup, lineup, plan.labels)
+        R.write_atomic(t, plan.out / R.MATCHES_DIR / R.part_name(chunk.index))
+    t = R.rounds_table(res["rounds"], chunk.index, chunk.lineup, lineup, plan.labels)
+    R.write_atomic(t, plan.out / R.ROUNDS_DIR / R.part_name(chunk.index))
+    entry = manifest["chunks"][chunk.index]
+    entry.update(state="done", rows=int(t.num_rows), seconds=round(res["seconds"], 3))
+    _save_manifest(manifest, plan.out)
+
+
+def finish(plan: Plan, manifest: dict, *, records: int = 0, summary: bool = True) -> RunResult:
+    """After every chunk is done: merge the match parts, compute the summary from the parts
+    (one part in memory at a time), write the records, close the manifest."""
+    from kc_sim import results as R
+    from kc_sim.stats import Tally
+
+    out = plan.out
+    files = {"rounds": out / R.ROUNDS_DIR, "manifest": out / R.MANIFEST_FILE}
+    tally = Tally(len(plan.labels), plan.schedule.players)
+    n_rounds = 0
+    for codes, pen, winner in R.iter_codes(out, plan.labels):
+        tally.add_rounds(codes, pen, winner)
+        n_rounds += len(winner)
+    if plan.mode == "matches":
+        for codes, total, winners in R.iter_codes(out, plan.labels, R.MATCHES_DIR, "total_"):
+            tally.add_matches(codes, total, winners)
+        files["matches"] = R.merge_parts(out / R.MATCHES_DIR, out / R.MATCHES_FILE)
+    table = None
+    if summary:
+        table = tally.summary(plan.labels)
+        files["summary"] = R.write_summary(table, out)
+    if records:
+        files["records"] = write_tournament_records(plan, records)
+    manifest["finished"] = True
+    manifest["rounds"] = n_rounds
+    _save_manifest(manifest, out)
+    return RunResult(out, plan, table, plan.schedule.units, n_rounds, 0, 0, 0.0, files)
+
+
+# --- game records ------------------------------------------------------------------
+
+def _record_rows(plan: Plan, k: int):
+    """The rounds to record: the first full-table rounds of each line-up's first chunk,
+    taken line-up by line-up in turn."""
+    import pyarrow.parquet as pq
+    from kc_sim import results as R
+
+    firsts = {}
+    for c in plan.schedule.chunks():
+        firsts.setdefault(c.lineup, c.index)
+    per = math.ceil(k / len(firsts))
+    cols = ["seed", "dealer", "match", "match_round", "group", "players"] + \
+        [f"agent_{s}" for s in range(plan.schedule.players)]
+    lists = []
+    for li, idx in sorted(firsts.items()):
+        t = pq.read_table(plan.out / R.ROUNDS_DIR / R.part_name(idx), columns=cols).to_pandas()
+        t = t[t["players"] == plan.schedule.players].head(per)
+        lists.append(t.to_dict("records"))
+    rows = []
+    for i in range(per):
+        rows += [lst[i] for lst in lists if i < len(lst)]
+    return rows[:k]
+
+
+def write_tournament_records(plan: Plan, k: int) -> Path:
+    """Replay ``k`` rounds of the run with the event log on and write their game records
+    (``records.jsonl``, for ``kc-sim check`` and replay)."""
+    import inspect
+
+    from kc_sim import records as REC
+    from kc_sim import results as R
+    from kc_sim import runner
+
+    by_label = dict(zip(plan.labels, plan.specs))
+    record_round = getattr(runner, "record_round", None)
+    takes_match = record_round is not None and "match" in inspect.signature(record_round).parameters
+
+    def gen():
+        for row in _record_rows(plan, k):
+            labels = [str(row[f"agent_{s}"]) for s in range(plan.schedule.players)]
+            seated = [by_label[x] for x in labels]
+            match = int(row["match"]) if not _isnull(row["match"]) else 0
+            rnd = int(row["match_round"]) if not _isnull(row["match_round"]) else int(row["group"])
+            seed, dealer = int(row["seed"]), int(row["dealer"])
+            if all(a.compiled for a in seated):
+                rec, _, _ = REC.record_compiled_round(runner.policies_tuple(seated), labels, seed, dealer,
+                                                      plan.rules, match=match, round=rnd)
+            elif record_round is not None:
+                kw = {"match": match} if takes_match else {}
+                rec = record_round(seated, seed, plan.rules, dealer=dealer, round=rnd, **kw)
+                rec["match"] = match
+            else:
+                continue
+            rec["players"] = labels
+            yield rec
+
+    return REC.write_records(plan.out / R.RECORDS_FILE, gen())
+
+
+def _isnull(x) -> bool:
+    try:
+        import pandas as pd
+        return bool(pd.isna(x))
+    except (TypeError, ValueError):
+        return False
