@@ -161,7 +161,7 @@ def spec_from_object(obj, name: str) -> AgentSpec:
         args = POLICY_SIG.args
         if args not in obj.overloads:
             try:
-                obj.compile(args)
+                obj.compile(POLICY_SIG)
             except Exception as e:
                 raise UserError(f"bad agent {name!r}: a numba function that does not compile with the policy "
                                 f"signature policy(state int64[::1], seat int64, mem int64[::1]) -> int64 "

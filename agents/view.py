@@ -78,16 +78,21 @@ def fill_view(st, vis):
 
 
 # --- decoding masks in Python ---------------------------------------------------------------
-_OFFSETS = [tuple(i for i in range(13) if m >> i & 1) for m in range(1 << 13)]
-_SUIT_CARDS = [[tuple(13 * s + o for o in offs) for offs in _OFFSETS] for s in range(4)]
+_SUIT_CARDS: list = []      # [suit][13-bit mask] -> card ids, built on first use
 _NEG_RANK = [-int(RANK[c]) for c in range(N_CARDS)]
 ACTION_TEXT = tuple(action_text(a) for a in range(L.N_ACTIONS))
 
 
+def _suit_cards() -> list:
+    offsets = [tuple(i for i in range(13) if m >> i & 1) for m in range(1 << 13)]
+    _SUIT_CARDS[:] = [[tuple(13 * s + o for o in offs) for offs in offsets] for s in range(4)]
+    return _SUIT_CARDS
+
+
 def mask_cards(m: int) -> tuple[int, ...]:
     """The card ids of a 52-bit mask, ascending (table lookups, no 52-step loop)."""
-    return (_SUIT_CARDS[0][m & 8191] + _SUIT_CARDS[1][(m >> 13) & 8191]
-            + _SUIT_CARDS[2][(m >> 26) & 8191] + _SUIT_CARDS[3][(m >> 39) & 8191])
+    t = _SUIT_CARDS or _suit_cards()
+    return t[0][m & 8191] + t[1][(m >> 13) & 8191] + t[2][(m >> 26) & 8191] + t[3][(m >> 39) & 8191]
 
 
 class _lazy:

@@ -53,6 +53,12 @@ FITS_ON = np.array(
     ],
     dtype=np.int64,
 )
+#: FITS_UNDER[b]: mask of the tops that card b fits on (one rank higher, the other colour);
+#: zero for a king, which fits on nothing.
+FITS_UNDER = np.array(
+    [_mask(t for t in range(N_CARDS) if RANK[t] == RANK[b] + 1 and COLOUR[t] != COLOUR[b]) for b in range(N_CARDS)],
+    dtype=np.int64,
+)
 #: RANK_MASK[r]: mask of the four cards of rank r (index 0 unused)
 RANK_MASK = np.array([0] + [_mask(c for c in range(N_CARDS) if RANK[c] == r) for r in range(1, 14)], dtype=np.int64)
 

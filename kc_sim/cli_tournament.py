@@ -81,11 +81,14 @@ def tournament(
 
 def final_line(res) -> str:
     unit = "rounds" if res.plan.mode == "rounds" else "matches"
-    rate = res.units / res.seconds if res.seconds > 0 else float("nan")
-    resumed = f", {res.resumed_chunks} were already done" if res.resumed_chunks else ""
+    rate = res.played_units / res.seconds if res.seconds > 0 else float("nan")
     extra = f" ({res.rounds:,} rounds)" if unit == "matches" else ""
-    return (f"{res.units:,} {unit}{extra} in {res.seconds:.1f} s ({rate:,.0f} {unit}/s); "
-            f"{res.played_chunks} chunks played{resumed}; results in {res.out}")
+    if res.resumed_chunks:
+        played = (f"{res.played_units:,} played now in {res.seconds:.1f} s ({rate:,.0f} {unit}/s), "
+                  f"{res.resumed_chunks} of {res.played_chunks + res.resumed_chunks} chunks were already done")
+    else:
+        played = f"in {res.seconds:.1f} s ({rate:,.0f} {unit}/s), {res.played_chunks} chunks"
+    return f"{res.units:,} {unit}{extra} {played}; results in {res.out}"
 
 
 def _ci(v, lo, hi, pct: bool) -> str:

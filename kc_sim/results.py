@@ -40,11 +40,16 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+# pyarrow and pandas are imported inside the functions that need them, so that the
+# tournament can check a run folder and start its workers before paying for them.
 
 ROUNDS_DIR = "rounds"
 MATCHES_DIR = "matches"
@@ -61,11 +66,13 @@ def part_name(chunk: int) -> str:
 
 def _nullable(values: np.ndarray, dtype) -> pa.Array:
     """``values`` as an arrow array with negative entries as nulls."""
+    import pyarrow as pa
     return pa.array(values.astype(dtype, copy=False), mask=values < 0)
 
 
 def _names(codes: np.ndarray, names: pa.Array) -> pa.DictionaryArray:
     """Agent indices (negative: null) as a dictionary column over the run's agent names."""
+    import pyarrow as pa
     idx = pa.array(codes.astype(np.int16, copy=False), mask=codes < 0)
     return pa.DictionaryArray.from_arrays(idx, names)
 
@@ -84,6 +91,7 @@ def _lineup_columns(cols: dict, lineup, k: int, names: pa.Array) -> tuple[dict, 
 
 def rounds_table(cols: dict, chunk: int, lineup_index: int, lineup, agent_names) -> pa.Table:
     """The arrow table of one chunk's rounds from the compact arrays a worker returns."""
+    import pyarrow as pa
     names = pa.array(list(agent_names), pa.string())
     pen = cols["penalty"]
     n, k = pen.shape
@@ -116,6 +124,7 @@ def rounds_table(cols: dict, chunk: int, lineup_index: int, lineup, agent_names)
 
 def matches_table(cols: dict, chunk: int, lineup_index: int, lineup, agent_names) -> pa.Table:
     """The arrow table of one chunk's matches."""
+    import pyarrow as pa
     names = pa.array(list(agent_names), pa.string())
     total = cols["total"]
     n, k = total.shape
@@ -142,6 +151,7 @@ def matches_table(cols: dict, chunk: int, lineup_index: int, lineup, agent_names
 def write_atomic(table: pa.Table, path: Path) -> Path:
     """Write a parquet file (zstd) under a hidden temporary name, then rename it into place,
     so a part is either complete or absent."""
+    import pyarrow.parquet as pq
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
     pq.write_table(table, tmp, compression="zstd")
@@ -164,6 +174,7 @@ def clean_temporaries(run_dir: Path) -> None:
 
 def merge_parts(part_dir: Path, out: Path) -> Path | None:
     """Stream every part of ``part_dir`` (in chunk order) into one parquet file."""
+    import pyarrow.parquet as pq
     parts = sorted(Path(part_dir).glob("part-*.parquet"))
     if not parts:
         return None
@@ -193,6 +204,7 @@ def iter_codes(run_dir, names, which: str = ROUNDS_DIR, values: str = "penalty_"
     """Per part: (agent indices by seat, ``values<s>`` by seat with nulls as -1, extra)
     where extra is the ``winner`` (rounds) or ``winners`` (matches) column; reads only
     those columns, one part at a time."""
+    import pyarrow.parquet as pq
     index = {n: i for i, n in enumerate(names)}
     extra = "winner" if which == ROUNDS_DIR else "winners"
     for p in parts(run_dir, which):
@@ -214,17 +226,19 @@ def read_manifest(run_dir) -> dict:
     return json.loads((Path(run_dir) / MANIFEST_FILE).read_text(encoding="utf-8"))
 
 
-_NULLABLE = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
-             pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
-
-
 def to_pandas(table: pa.Table) -> pd.DataFrame:
     """An arrow table as pandas with nullable integer columns (a null stays <NA>, never
     turns a column into floats) and agent names as categoricals."""
-    return table.to_pandas(types_mapper=_NULLABLE.get)
+    import pandas as pd
+    import pyarrow as pa
+    nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+                pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    return table.to_pandas(types_mapper=nullable.get)
 
 
 def _read_parts(paths, columns=None) -> pd.DataFrame | None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
     if not paths:
         return None
     return to_pandas(pa.concat_tables([pq.read_table(p, columns=columns) for p in paths]))
@@ -240,6 +254,7 @@ def read_rounds(run_dir, columns=None) -> pd.DataFrame:
 
 def read_matches(run_dir, columns=None) -> pd.DataFrame | None:
     """Every match of a run (None when the run played single rounds)."""
+    import pyarrow.parquet as pq
     f = Path(run_dir) / MATCHES_FILE
     if f.exists():
         return to_pandas(pq.read_table(f, columns=columns))
@@ -247,10 +262,12 @@ def read_matches(run_dir, columns=None) -> pd.DataFrame | None:
 
 
 def read_summary(run_dir) -> pd.DataFrame:
+    import pandas as pd
     return pd.read_parquet(Path(run_dir) / SUMMARY_FILE)
 
 
 def write_summary(df: pd.DataFrame, run_dir) -> Path:
+    import pyarrow as pa
     path = Path(run_dir) / SUMMARY_FILE
     write_atomic(pa.Table.from_pandas(df, preserve_index=False), path)
     return path

@@ -148,7 +148,7 @@ class Tally:
                 df["match_win_rate"] = self.match_wins / m
             df["match_win_lo"], df["match_win_hi"] = mlo_, mhi_
             df["mean_total"], df["total_lo"], df["total_hi"] = tmean, tlo, thi
-        return df[n > 0].reset_index(drop=True)
+        return df[(n > 0) | (self.matches > 0)].reset_index(drop=True)
 
     def head_to_head(self, names) -> pd.DataFrame:
         """One row per ordered pair (agent, opponent) that met: over the rounds where both

@@ -15,6 +15,7 @@ pyarrow or dask here; they are imported inside the parent-side functions).
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 import re
@@ -37,7 +38,7 @@ BACKENDS = ("loky", "dask", "sequential")
 #: default sizes: well under a minute on two cores for compiled agents
 DEFAULT_ROUNDS = 200_000
 DEFAULT_ROUNDS_PYTHON = 2_000
-MATCH_BATCH_ROWS = 200_000   # round rows buffered per call of the match loop in a worker
+FAULTS_DIR = "faults"        # in the run folder: records of rounds where an agent misbehaved
 
 
 # --- the worker side ---------------------------------------------------------------
@@ -55,6 +56,7 @@ class ChunkTask:
     seed: int                   # run seed
     rules: str                  # RuleSet.spec()
     mode: str                   # "rounds" or "matches"
+    fault_dir: str | None = None  # where the runner saves the record of a misbehaving agent's round
 
 
 @functools.lru_cache(maxsize=None)
@@ -90,7 +92,7 @@ def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> dict:
     rows = np.empty((k, G, loop.ROUND_COLS), dtype=np.int64)
     for r in range(k):
         seated = rotate(agents, r)
-        rows[r] = runner.play_rounds(seated, seeds, rules)
+        rows[r] = runner.play_rounds(list(seated), seeds, rules, fault_dir=task.fault_dir)
         _check_faults(rows[r], seated)
     rows = rows.transpose(1, 0, 2).reshape(G * k, loop.ROUND_COLS)
     group = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), k)
@@ -101,18 +103,17 @@ def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> dict:
 def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> tuple[dict, dict]:
     """Whole matches for every rotation of every group; round rows ordered by match id,
     match rows group by group. Match id = (lineup * groups + group) * k + rotation."""
+    from kc_sim import runner
+
     k, G = len(agents), len(seeds)
-    most = rules.match_rounds if rules.match_kind == "rounds" else 25 * k + 1
-    batch = max(1, MATCH_BATCH_ROWS // most)
     round_parts, rot_parts, match_rows = [], [], np.empty((k, G, loop.MATCH_COLS), dtype=np.int64)
     for r in range(k):
         seated = rotate(agents, r)
-        for b in range(0, G, batch):
-            rr, mr = _play_matches(seated, seeds[b:b + batch], rules, b)
-            _check_faults(rr, seated)
-            round_parts.append(rr)
-            rot_parts.append(np.full(len(rr), r, dtype=np.int8))
-            match_rows[r, b:b + len(mr)] = mr
+        rr, match_rows[r] = runner.play_matches(list(seated), seeds, rules, match_base=0,
+                                                fault_dir=task.fault_dir)
+        _check_faults(rr, seated)
+        round_parts.append(rr)
+        rot_parts.append(np.full(len(rr), r, dtype=np.int8))
     rows = np.concatenate(round_parts)
     rotation = np.concatenate(rot_parts)
     group = task.start + rows[:, loop.C_MATCH]
@@ -131,27 +132,6 @@ def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> tuple[dict, 
         "winners": mrows[:, loop.M_WINNERS].astype(np.int16),
     }
     return rounds, matches
-
-
-def _play_matches(seated, seeds, rules: RuleSet, match_base: int):
-    """``runner.play_matches`` (the compiled match loop directly while it is not there)."""
-    from kc_sim import runner
-
-    if hasattr(runner, "play_matches"):
-        return runner.play_matches(list(seated), seeds, rules, match_base=match_base)
-    if not all(a.compiled for a in seated):
-        raise UserError("matches with Python agents need kc_sim.runner.play_matches")
-    k = len(seated)
-    most = rules.match_rounds if rules.match_kind == "rounds" else 25 * k + 1
-    rounds_out = np.zeros((len(seeds) * most, loop.ROUND_COLS), dtype=np.int64)
-    matches_out = np.zeros((len(seeds), loop.MATCH_COLS), dtype=np.int64)
-    kind = {"to_25": 0, "rounds": 1, "eliminate_25": 2}[rules.match_kind]
-    n = loop.play_matches(np.ascontiguousarray(seeds, dtype=np.int64), k, rules.codes(), kind,
-                          rules.match_rounds, runner.policies_tuple(seated), rounds_out, matches_out,
-                          match_base)
-    if n < 0:
-        _check_faults(rounds_out[-n - 1:-n], seated)
-    return rounds_out[:n], matches_out
 
 
 def _check_faults(rows, seated) -> None:
@@ -191,12 +171,12 @@ def _compact_rounds(rows, k, group, rotation) -> dict:
     }
 
 
-def warm(names, rules: str, mode: str) -> float:
+def warm(names, rules: str, mode: str, fault_dir: str | None = None) -> float:
     """Compile (or load from the numba cache) everything a chunk needs by playing one tiny
     chunk; returns the seconds it took. Run in the parent before workers start, and on
     every dask worker."""
     t0 = time.perf_counter()
-    run_chunk(ChunkTask(-1, 0, tuple(names), 0, 1, 1, 0, rules, mode))
+    run_chunk(ChunkTask(-1, 0, tuple(names), 0, 1, 1, 0, rules, mode, fault_dir))
     return time.perf_counter() - t0
 
 
@@ -232,10 +212,11 @@ def _portable(name: str) -> str:
 
 
 def _labels(specs, names) -> list[str]:
-    """Unique display names: the agents' names, ``#2``, ``#3``... for repeats."""
+    """Unique display names: the agents' names (``Name`` for ``path/file.py:Name``), then
+    ``#2``, ``#3``... for repeats."""
     out, seen = [], {}
     for spec in specs:
-        base = spec.name
+        base = spec.name.rsplit(":", 1)[-1] if ":" in spec.name else spec.name
         seen[base] = seen.get(base, 0) + 1
         out.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
     return out
@@ -325,16 +306,15 @@ def _describe_difference(old: dict, new: dict) -> str:
     return "; ".join(shown)
 
 
-def open_run_folder(plan: Plan, command: str | None) -> dict:
-    """Create or reopen the run folder; returns the manifest. Refuses a folder holding a
-    different run, or anything that is not a run folder."""
+def check_run_folder(plan: Plan) -> dict | None:
+    """The manifest of the run already in ``plan.out`` (None for a new or empty folder).
+    Refuses a folder holding a different run, or anything that is not a run folder."""
     from kc_sim import results as R
 
     out = plan.out
     if out.exists() and not out.is_dir():
         raise UserError(f"cannot use {out} as the run folder: it is a file")
     manifest_path = out / R.MANIFEST_FILE
-    old = None
     if manifest_path.exists():
         try:
             old = R.read_manifest(out)
@@ -344,9 +324,19 @@ def open_run_folder(plan: Plan, command: str | None) -> dict:
             diff = _describe_difference(old.get("config", {}), plan.config)
             raise UserError(f"{out} holds a different run ({diff}); rerun that command to resume it, "
                             "or choose another --out")
-    elif out.exists() and any(out.iterdir()):
+        return old
+    if out.exists() and any(out.iterdir()):
         raise UserError(f"{out} exists and is not a tournament folder (no {R.MANIFEST_FILE}); "
                         "choose another --out")
+    return None
+
+
+def open_run_folder(plan: Plan, old: dict | None, command: str | None) -> dict:
+    """Create or reopen the run folder and write its manifest: chunks listed done in the
+    old manifest whose part files exist stay done, every other chunk is pending."""
+    from kc_sim import results as R
+
+    out = plan.out
     chunks = plan.schedule.chunks()
     done = set()
     if old:
@@ -413,18 +403,53 @@ def _ensure_numba_cache_env() -> None:
         os.environ["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR
 
 
+def _loky_executor(jobs: int):
+    """joblib's reusable loky process pool (workers inherit the environment, hence the
+    numba cache folder); the same pool is reused by later runs of this process."""
+    from joblib.externals.loky import get_reusable_executor
+    return get_reusable_executor(max_workers=jobs, timeout=300)
+
+
+def prestart_loky(jobs: int, warm_args: tuple) -> None:
+    """Start the loky workers now and have each load the compiled code, so that their
+    start-up overlaps with the parent's own preparations."""
+    ex = _loky_executor(jobs)
+    for _ in range(jobs):
+        ex.submit(warm, *warm_args)
+
+
+def _windowed(submit, tasks, window: int):
+    """Submit tasks keeping at most ``window`` in flight; yield results as they complete."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    it = iter(tasks)
+    pending = {submit(t) for t in itertools.islice(it, window)}
+    try:
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending.add(submit(nxt))
+                yield fut.result()
+    finally:
+        for fut in pending:
+            fut.cancel()
+
+
 @contextmanager
 def _executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple):
-    """A function mapping tasks to an iterator of results in completion order."""
+    """A function mapping tasks to an iterator of their results in completion order."""
     if backend == "sequential" or (backend == "loky" and jobs == 1):
         yield lambda tasks: map(run_chunk, tasks)
     elif backend == "loky":
-        from joblib import Parallel, delayed
-
-        def run(tasks):
-            par = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered", batch_size=1)
-            return par(delayed(run_chunk)(t) for t in tasks)
-        yield run
+        ex = _loky_executor(jobs)
+        try:
+            yield lambda tasks: _windowed(lambda t: ex.submit(run_chunk, t), tasks, 2 * jobs)
+        except BaseException:
+            # interrupted or failed: stop the chunks still running rather than wait for them
+            ex.shutdown(wait=False, kill_workers=True)
+            raise
     else:
         with _dask_client(jobs, scheduler) as client:
             client.run(warm, *warm_args)
@@ -481,6 +506,7 @@ class RunResult:
     units: int                        # rounds (or matches) in the run
     rounds: int                       # rounds in the run
     played_chunks: int                # chunks played by this call
+    played_units: int                 # rounds (or matches) played by this call
     resumed_chunks: int               # chunks already done before this call
     seconds: float
     files: dict = field(default_factory=dict)
@@ -495,7 +521,7 @@ def resolve_jobs(jobs) -> int:
 
 
 def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
-                   jobs=None, backend="loky", scheduler=None, out=None, records=0, chunk_size=None,
+                   jobs=None, backend=None, scheduler=None, out=None, records=0, chunk_size=None,
                    lineups=None, quiet=False, command=None, on_chunk=None, summary=True) -> RunResult:
     """Plan, run (or resume) and summarise a tournament; see docs/tournament.md.
     ``on_chunk(index)`` is called after each part is written (tests use it to interrupt)."""
@@ -511,22 +537,27 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     jobs = resolve_jobs(jobs)
     plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
                      out=out, chunk_size=chunk_size, lineups=lineups)
-    manifest = open_run_folder(plan, command)
-    _ensure_numba_cache_env()
-    warm_args = (tuple(plan.load_names[i] for i in plan.schedule.lineups[0]), plan.rules.spec(), plan.mode)
-    warm(*warm_args)
-
+    old = check_run_folder(plan)
     sched = plan.schedule
     chunks = sched.chunks()
+    all_done = old is not None and all(c.get("state") == "done" for c in old.get("chunks", [])) \
+        and len(old.get("chunks", [])) == len(chunks)
+    _ensure_numba_cache_env()
+    faults = str((plan.out / FAULTS_DIR).resolve())
+    warm_args = (tuple(plan.load_names[i] for i in sched.lineups[0]), plan.rules.spec(), plan.mode, faults)
+    manifest = open_run_folder(plan, old, command)
+    warm(*warm_args)   # compile or load once here, before any worker starts
+    if backend == "loky" and jobs > 1 and not all_done:
+        prestart_loky(min(jobs, len(chunks)), warm_args)
     pending = [c for c in chunks if manifest["chunks"][c.index]["state"] != "done"]
     resumed = len(chunks) - len(pending)
     tasks = [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
-                       c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode)
+                       c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode, faults)
              for c in pending]
     bar = _progress(plan, manifest, quiet)
     try:
         if tasks:
-            with _executor(backend, min(jobs, len(tasks)), scheduler, warm_args) as run:
+            with _executor(backend, min(jobs, len(chunks)), scheduler, warm_args) as run:
                 for res in run(tasks):
                     _store(plan, manifest, chunks[res["index"]], res)
                     bar.update(chunks[res["index"]].groups * sched.players)
@@ -542,6 +573,7 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
         bar.close()
     result = finish(plan, manifest, records=records, summary=summary)
     result.played_chunks, result.resumed_chunks = len(tasks), resumed
+    result.played_units = sum(chunks[t.index].groups for t in tasks) * sched.players
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -603,14 +635,14 @@ def finish(plan: Plan, manifest: dict, *, records: int = 0, summary: bool = True
     manifest["finished"] = True
     manifest["rounds"] = n_rounds
     _save_manifest(manifest, out)
-    return RunResult(out, plan, table, plan.schedule.units, n_rounds, 0, 0, 0.0, files)
+    return RunResult(out, plan, table, plan.schedule.units, n_rounds, 0, 0, 0, 0.0, files)
 
 
 # --- game records ------------------------------------------------------------------
 
 def _record_rows(plan: Plan, k: int):
-    """The rounds to record: the first full-table rounds of each line-up's first chunk,
-    taken line-up by line-up in turn."""
+    """The rounds to record: the first rounds of each line-up's first chunk, taken
+    line-up by line-up in turn (so the first records cover every line-up and rotation)."""
     import pyarrow.parquet as pq
     from kc_sim import results as R
 
@@ -618,13 +650,13 @@ def _record_rows(plan: Plan, k: int):
     for c in plan.schedule.chunks():
         firsts.setdefault(c.lineup, c.index)
     per = math.ceil(k / len(firsts))
-    cols = ["seed", "dealer", "match", "match_round", "group", "players"] + \
-        [f"agent_{s}" for s in range(plan.schedule.players)]
+    seats = range(plan.schedule.players)
+    cols = ["seed", "dealer", "match", "match_round", "group"] + [f"agent_{s}" for s in seats] + \
+        [f"penalty_{s}" for s in seats]
     lists = []
     for li, idx in sorted(firsts.items()):
-        t = pq.read_table(plan.out / R.ROUNDS_DIR / R.part_name(idx), columns=cols).to_pandas()
-        t = t[t["players"] == plan.schedule.players].head(per)
-        lists.append(t.to_dict("records"))
+        t = pq.read_table(plan.out / R.ROUNDS_DIR / R.part_name(idx), columns=cols).slice(0, per)
+        lists.append(t.to_pylist())
     rows = []
     for i in range(per):
         rows += [lst[i] for lst in lists if i < len(lst)]
@@ -633,42 +665,26 @@ def _record_rows(plan: Plan, k: int):
 
 def write_tournament_records(plan: Plan, k: int) -> Path:
     """Replay ``k`` rounds of the run with the event log on and write their game records
-    (``records.jsonl``, for ``kc-sim check`` and replay)."""
-    import inspect
-
+    (``records.jsonl``, for ``kc-sim check`` and replay). Single rounds are recorded with
+    ``match`` 0 and ``round`` = their rotation group; rounds of matches with their match
+    id and round in the match."""
     from kc_sim import records as REC
     from kc_sim import results as R
     from kc_sim import runner
 
     by_label = dict(zip(plan.labels, plan.specs))
-    record_round = getattr(runner, "record_round", None)
-    takes_match = record_round is not None and "match" in inspect.signature(record_round).parameters
+    faults = plan.out / FAULTS_DIR
 
     def gen():
         for row in _record_rows(plan, k):
-            labels = [str(row[f"agent_{s}"]) for s in range(plan.schedule.players)]
-            seated = [by_label[x] for x in labels]
-            match = int(row["match"]) if not _isnull(row["match"]) else 0
-            rnd = int(row["match_round"]) if not _isnull(row["match_round"]) else int(row["group"])
-            seed, dealer = int(row["seed"]), int(row["dealer"])
-            if all(a.compiled for a in seated):
-                rec, _, _ = REC.record_compiled_round(runner.policies_tuple(seated), labels, seed, dealer,
-                                                      plan.rules, match=match, round=rnd)
-            elif record_round is not None:
-                kw = {"match": match} if takes_match else {}
-                rec = record_round(seated, seed, plan.rules, dealer=dealer, round=rnd, **kw)
-                rec["match"] = match
-            else:
-                continue
-            rec["players"] = labels
+            labels = [row[f"agent_{s}"] for s in range(plan.schedule.players)]
+            seat_map = [s for s in range(plan.schedule.players) if row[f"penalty_{s}"] is not None]
+            in_match = row["match"] is not None
+            rec = runner.record_round([by_label[x] for x in labels], row["seed"], plan.rules,
+                                      dealer=seat_map.index(row["dealer"]), seat_map=seat_map,
+                                      match=row["match"] if in_match else 0,
+                                      round=row["match_round"] if in_match else row["group"], fault_dir=faults)
+            rec["players"] = [labels[s] for s in seat_map]
             yield rec
 
     return REC.write_records(plan.out / R.RECORDS_FILE, gen())
-
-
-def _isnull(x) -> bool:
-    try:
-        import pandas as pd
-        return bool(pd.isna(x))
-    except (TypeError, ValueError):
-        return False

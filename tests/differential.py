@@ -7,6 +7,7 @@ import itertools
 import random
 
 from kc_sim.core import layout as L
+from kc_sim.core.legal import count_plays, has_play, nth_play
 from kc_sim.game import Game
 from kc_sim.reference import RefRound
 from kc_sim.rules import DRAW, LAYOUT_KINGS, SCORING, RuleSet
@@ -44,6 +45,10 @@ def play_both(rules: RuleSet, players: int, seed: int, stop_bias: float = 0.15) 
     while not ref.over:
         legal = set(g.legal_actions())
         assert legal == ref.legal_actions(), f"legal sets differ at decision {decisions}: {ctx}"
+        plays = legal - {L.STOP}
+        k = count_plays(g.state)
+        assert k == len(plays) and has_play(g.state) == bool(plays), f"play count wrong: {ctx}"
+        assert {nth_play(g.state, i) for i in range(k)} == plays, f"nth_play misses plays: {ctx}"
         if g.turn_actions == 0:
             assert position(g) == position(ref), f"positions differ at turn {g.turns}: {ctx}"
         choices = sorted(legal)

@@ -20,8 +20,9 @@ from kc_sim.cards import RANK
 
 
 class CautiousShedder(PythonAgent):
-    """Places its highest card that fits a non-empty pile; keeps empty sides for kings and
-    high cards (rank >= 8); moves a pile only when stuck; now and then (10%) stops early."""
+    """Places its highest card that fits a non-empty pile; puts only cards of rank 8 or more
+    on empty sides; moves a pile only when it has nothing to place; now and then (10%)
+    stops early."""
 
     name = "cautious-shedder"
 
@@ -37,24 +38,22 @@ class CautiousShedder(PythonAgent):
     def act(self, obs):
         # Everything visible: obs.hand, obs.piles (base first), obs.tops, obs.stock_size,
         # obs.hand_sizes, obs.scores, obs.turn_actions, obs.drew, obs.legal, obs.legal_text.
-        places = [a for a in obs.legal if a < MOVE_BASE]
-        moves = [a for a in obs.legal if MOVE_BASE <= a < STOP]
+        legal = obs.legal
+        places = [a for a in legal if a < MOVE_BASE]
+        moves = [a for a in legal if MOVE_BASE <= a < STOP]
         tops = obs.tops
         on_piles = [a for a in places if tops[a & 7] >= 0]
-        empty_ok = [a for a in places if tops[a & 7] < 0 and RANK[a >> 3] >= 8]
-        choice = on_piles or empty_ok
-        if choice and obs.turn_actions > 0 and self.rng.random() < 0.1:
-            choice = []                       # a cautious pause, if stopping is allowed
+        high_on_empty = [a for a in places if tops[a & 7] < 0 and RANK[a >> 3] >= 8]
+        choice = on_piles or high_on_empty
+        if choice and obs.turn_actions > 0 and STOP in legal and self.rng.random() < 0.1:
+            return "stop"                     # a cautious pause (text works as well as ids)
         if choice:
             return max(choice, key=lambda a: (RANK[a >> 3], -a))
-        if places and not moves:
-            return max(places, key=lambda a: (RANK[a >> 3], -a))
         if moves:
             return moves[0]
-        if STOP in obs.legal:
-            return "stop"                     # text works too
-        return obs.legal[0]                   # must_play_kings: a king must go down
-
+        if STOP in legal:
+            return STOP                       # keep the empty sides for better cards
+        return legal[0]                       # must_play_kings: a king must go down first
 
 if __name__ == "__main__":
     import numpy as np

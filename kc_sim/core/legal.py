@@ -7,12 +7,12 @@ masked with the pile's target mask, so a decision never lists action objects.
 import numba as nb
 import numpy as np
 
-from kc_sim.cards import ALL_MASK, FITS_ON, KINGS_MASK, RANK, KING
+from kc_sim.cards import ALL_MASK, FITS_ON, FITS_UNDER, KINGS_MASK, RANK, KING
 from kc_sim.core.bits import popcount, lowest
 from kc_sim.core.layout import (
     HAND, MOVE_BASE, N_ACTIONS, N_PILES, PILE_BASE, PILE_TOP, RULES, SEAT, STOP, DONE,
 )
-from kc_sim.rules import R_KING_ON_EMPTY_SIDE, R_MUST_PLAY_KINGS
+from kc_sim.rules import R_DECKS, R_KING_ON_EMPTY_SIDE, R_MUST_PLAY_KINGS
 
 _NON_KINGS = ALL_MASK & ~KINGS_MASK
 
@@ -69,18 +69,43 @@ def stop_legal(st):
 
 
 @nb.njit(cache=True)
+def count_moves(st):
+    """Number of legal whole-side-pile moves. With one deck every pile top is a distinct
+    card, so "piles whose top side pile s's base fits" is one AND with a mask of tops; two
+    decks may repeat a top, so they count pile by pile."""
+    if st[RULES + R_DECKS] != 1:
+        k = 0
+        for s in range(4):
+            if st[PILE_BASE + s] >= 0:
+                for p in range(N_PILES):
+                    k += can_move(st, s, p)
+        return k
+    tops = 0
+    empty_corners = 0
+    for p in range(N_PILES):
+        top = st[PILE_TOP + p]
+        if top >= 0:
+            tops |= np.int64(1) << top
+        elif p >= 4:
+            empty_corners += 1
+    k = 0
+    for s in range(4):
+        base = st[PILE_BASE + s]
+        if base >= 0:
+            k += popcount(tops & FITS_UNDER[base])
+            if RANK[base] == KING:
+                k += empty_corners
+    return k
+
+
+@nb.njit(cache=True)
 def count_plays(st):
     """Number of legal placements and pile moves (stop not counted) for the seat to act."""
     hand = hand_mask(st, st[SEAT])
     k = 0
     for p in range(N_PILES):
         k += popcount(hand & target_mask(st, p))
-    for s in range(4):
-        if st[PILE_BASE + s] >= 0:
-            for p in range(N_PILES):
-                if can_move(st, s, p):
-                    k += 1
-    return k
+    return k + count_moves(st)
 
 
 @nb.njit(cache=True)

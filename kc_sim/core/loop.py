@@ -18,6 +18,7 @@ from kc_sim.core.legal import is_legal
 from kc_sim.core.policy import MEM_SIZE, POLICY_TYPE
 from kc_sim.core.rng import below, derive
 from kc_sim.core.step import apply, close_turn, deal, next_turn
+from kc_sim.core.views import row_view
 
 #: columns of a round row written by the loops
 (C_SEED, C_DEALER, C_FIRST, C_WINNER, C_END, C_TURNS, C_ACTIONS, C_STOCK_LEFT, C_STATUS,
@@ -72,7 +73,7 @@ def play_round(st, policies, seat_map, mem, log):
         if st[DONE]:
             return STATUS_OK, -1, n
         seat = st[SEAT]
-        a = policies[seat_map[seat]](st, seat, mem[seat])
+        a = policies[seat_map[seat]](st, seat, row_view(mem, seat))
         if not is_legal(st, a):
             return STATUS_ILLEGAL, a, n
         if logging:

@@ -1,0 +1,31 @@
+"""The dask backend on a real LocalCluster (2 worker processes, 1 thread each) gives the
+same rounds as a run in this process."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from kc_sim import results as R
+from kc_sim.tournament import run_tournament
+
+distributed = pytest.importorskip("dask.distributed")
+
+RUN = dict(agents=["random", "random", "random"], players=2, rounds=1200, chunk_size=200, quiet=True)
+
+
+def test_dask_local_cluster_equals_in_process(tmp_path):
+    here = run_tournament(**RUN, jobs=1, out=tmp_path / "here")
+    dask = run_tournament(**RUN, jobs=2, backend="dask", out=tmp_path / "dask")
+    pd.testing.assert_frame_equal(R.read_rounds(dask.out), R.read_rounds(here.out))
+    pd.testing.assert_frame_equal(R.read_summary(dask.out), R.read_summary(here.out))
+    assert dask.played_chunks == len(R.read_manifest(dask.out)["chunks"]) == 6
+
+
+def test_dask_scheduler_address(tmp_path):
+    """``--scheduler ADDRESS`` uses an existing cluster, as with a multi-machine set-up."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        here = run_tournament(**RUN, jobs=1, out=tmp_path / "here")
+        res = run_tournament(**RUN, scheduler=cluster.scheduler_address, out=tmp_path / "remote")
+        pd.testing.assert_frame_equal(R.read_rounds(res.out), R.read_rounds(here.out))

@@ -1,0 +1,266 @@
+"""Tests of tournaments: schedule, identical output for every --jobs, resume, refusals,
+the summary against a recomputation with pandas, matches, records and bad input."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from agents.registry import builtin_agents
+from kc_sim import results as R
+from kc_sim.cli_tournament import bench_agent, tournament
+from kc_sim.errors import UserError
+from kc_sim.schedule import group_seeds, make_schedule, rotate
+from kc_sim.tournament import run_tournament
+
+
+def _three_agents() -> list[str]:
+    """Three different built-ins when they exist, else copies of random."""
+    known = builtin_agents()
+    names = [n for n in ("greedy", "merger", "random") if n in known]
+    return (names + ["random"] * 3)[:3]
+
+
+AGENTS = _three_agents()
+SMALL = dict(agents=AGENTS, players=2, rounds=3000, chunk_size=500, quiet=True)
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory):
+    """A small run played in this process: the reference the other runs must equal."""
+    out = tmp_path_factory.mktemp("ref") / "run"
+    res = run_tournament(**SMALL, jobs=1, out=out)
+    return res
+
+
+# --- the schedule ------------------------------------------------------------------
+
+def test_schedule_lineups_rotations_and_chunks():
+    s = make_schedule(4, 2, 1000, 100)
+    assert s.lineups == tuple(itertools.combinations(range(4), 2))
+    assert s.groups == 84 and s.units == 6 * 84 * 2 >= 1000       # rounded up to whole groups
+    chunks = s.chunks()
+    assert [c.index for c in chunks] == list(range(len(chunks)))
+    for li in range(len(s.lineups)):                               # every group exactly once
+        mine = [c for c in chunks if c.lineup == li]
+        assert sum(c.groups for c in mine) == s.groups and mine[0].start == 0 and mine[-1].stop == s.groups
+    lineup = (5, 7, 9)
+    seats = [rotate(lineup, r) for r in range(3)]
+    assert seats[0] == (5, 7, 9) and seats[1] == (9, 5, 7)
+    for agent in lineup:                                          # each agent once in each seat
+        assert sorted(seat.index(agent) for seat in seats) == [0, 1, 2]
+
+
+def test_group_seeds_do_not_depend_on_the_cut():
+    whole = group_seeds(7, 0, 100)
+    parts = np.concatenate([group_seeds(7, a, min(a + 30, 100)) for a in range(0, 100, 30)])
+    assert (whole == parts).all() and len(set(whole)) == 100 and (whole >= 0).all()
+
+
+# --- runs --------------------------------------------------------------------------
+
+def test_duplicate_deals_in_the_output(reference_run):
+    df = R.read_rounds(reference_run.out)
+    assert len(df) == reference_run.units == 3 * 2 * 500
+    g = df.groupby(["lineup", "group"])
+    assert (g["seed"].nunique() == 1).all() and (g["dealer"].nunique() == 1).all()
+    assert (g["rotation"].nunique() == 2).all()
+    # group g has the same deal in every line-up
+    assert (df.groupby("group")["seed"].nunique() == 1).all()
+    # within a rotation group each agent of the line-up sits in each seat once
+    for (lu, grp), rows in itertools.islice(g, 20):
+        assert set(rows["agent_0"].astype(str)) == set(rows["agent_1"].astype(str))
+    assert df["winner"].isna().sum() == (df["end"] == "blocked").sum()
+
+
+def test_two_workers_give_the_same_rounds(reference_run, tmp_path):
+    res = run_tournament(**SMALL, jobs=2, out=tmp_path / "run")
+    pd.testing.assert_frame_equal(R.read_rounds(res.out), R.read_rounds(reference_run.out))
+    pd.testing.assert_frame_equal(R.read_summary(res.out), R.read_summary(reference_run.out))
+
+
+def test_interrupted_run_resumes_to_the_same_result(reference_run, tmp_path):
+    out = tmp_path / "run"
+    seen = []
+
+    def stop_after_two(index):
+        seen.append(index)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(**SMALL, jobs=1, out=out, on_chunk=stop_after_two)
+    manifest = R.read_manifest(out)
+    assert [c["state"] for c in manifest["chunks"]].count("done") == 2
+    assert len(R.parts(out)) == 2 and not manifest["finished"]
+    (out / R.ROUNDS_DIR / ".part-00005.parquet.tmp").write_bytes(b"half a part")   # a crash mid-write
+    res = run_tournament(**SMALL, jobs=2, out=out)
+    assert res.resumed_chunks == 2 and res.played_chunks == len(manifest["chunks"]) - 2
+    pd.testing.assert_frame_equal(R.read_rounds(out), R.read_rounds(reference_run.out))
+    pd.testing.assert_frame_equal(R.read_summary(out), R.read_summary(reference_run.out))
+    assert not list(out.rglob("*.tmp"))
+    # a part listed done but gone is played again; nothing is counted twice
+    (out / R.ROUNDS_DIR / R.part_name(3)).unlink()
+    res = run_tournament(**SMALL, jobs=1, out=out)
+    assert res.played_chunks == 1
+    pd.testing.assert_frame_equal(R.read_rounds(out), R.read_rounds(reference_run.out))
+    assert R.read_manifest(out)["finished"]
+
+
+def test_a_different_configuration_is_refused(reference_run, tmp_path):
+    with pytest.raises(UserError, match=r"holds a different run \(seed 1 here but 0 there\)"):
+        run_tournament(**SMALL, jobs=1, seed=1, out=reference_run.out)
+    with pytest.raises(UserError, match="holds a different run"):
+        run_tournament(**{**SMALL, "rounds": 4000}, jobs=1, out=reference_run.out)
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "todo.txt").write_text("mine")
+    with pytest.raises(UserError, match="is not a tournament folder"):
+        run_tournament(**SMALL, jobs=1, out=other)
+
+
+def test_summary_recomputed_from_rounds_with_pandas(reference_run):
+    df = R.read_rounds(reference_run.out)
+    long = pd.concat([
+        pd.DataFrame({"agent": df[f"agent_{s}"].astype(str), "seat": s,
+                      "penalty": df[f"penalty_{s}"].astype(float),
+                      "won": (df["winner"] == s).fillna(False).astype(int)})
+        for s in range(2)])
+    expect = long.groupby("agent").agg(rounds=("penalty", "size"), wins=("won", "sum"),
+                                       mean_penalty=("penalty", "mean"), sd=("penalty", "std"))
+    by_seat = long.groupby(["agent", "seat"])["won"].mean().unstack()
+    summary = R.read_summary(reference_run.out)
+    rows = summary[summary["opponent"].isna()].set_index("agent")
+    assert set(rows.index) == set(reference_run.plan.labels)
+    for agent, e in expect.iterrows():
+        r = rows.loc[agent]
+        assert r["rounds"] == e["rounds"] and r["wins"] == e["wins"]
+        assert r["win_rate"] == pytest.approx(e["wins"] / e["rounds"])
+        assert r["mean_penalty"] == pytest.approx(e["mean_penalty"])
+        half = 1.959963984540054 * e["sd"] / np.sqrt(e["rounds"])
+        assert r["penalty_hi"] - r["mean_penalty"] == pytest.approx(half)
+        assert r["win_lo"] < r["win_rate"] < r["win_hi"]
+        for s in range(2):
+            assert r[f"win_rate_seat_{s}"] == pytest.approx(by_seat.loc[agent, s])
+    # head to head (three agents): mean penalty difference over the rounds where both sat
+    pairs = summary[summary["opponent"].notna()]
+    assert len(pairs) == 6
+    a, b = reference_run.plan.labels[:2]
+    both = df[(df["agent_0"].astype(str).isin([a, b])) & (df["agent_1"].astype(str).isin([a, b]))]
+    pa_ = np.where(both["agent_0"].astype(str) == a, both["penalty_0"], both["penalty_1"]).astype(float)
+    pb_ = np.where(both["agent_0"].astype(str) == a, both["penalty_1"], both["penalty_0"]).astype(float)
+    row = pairs[(pairs["agent"] == a) & (pairs["opponent"] == b)].iloc[0]
+    assert row["rounds"] == len(both) and row["penalty_diff"] == pytest.approx((pa_ - pb_).mean())
+    assert row["beats"] == (pa_ < pb_).sum()
+
+
+def test_matches_and_records(tmp_path):
+    from kc_sim.check import check_file
+
+    out = tmp_path / "m"
+    res = run_tournament(AGENTS[:2], matches=60, rules="match=rounds:3", chunk_size=20, jobs=1,
+                         out=out, records=3, quiet=True)
+    matches = R.read_matches(out)
+    rounds = R.read_rounds(out)
+    assert len(matches) == res.units == 60 and len(rounds) == 180 and res.rounds == 180
+    per_match = rounds.groupby("match")["match_round"].agg(list)
+    assert list(per_match.index) == list(range(60)) and all(list(x) == [0, 1, 2] for x in per_match)
+    totals = rounds.groupby("match")[["penalty_0", "penalty_1"]].sum()
+    m = matches.set_index("match")
+    assert (totals["penalty_0"].to_numpy() == m["total_0"].to_numpy()).all()
+    best = np.minimum(m["total_0"], m["total_1"])
+    assert ((m["total_0"] == best) == m["win_0"]).all()
+    summary = R.read_summary(out)
+    assert summary["matches"].sum() == 120 and "match_win_rate" in summary
+    # the first round of both rotations of the first deal are recorded, and they check out
+    n, problems = check_file(out / R.RECORDS_FILE)
+    assert n == 3 and not problems
+    recs = [json.loads(x) for x in (out / R.RECORDS_FILE).read_text().splitlines()]
+    assert recs[0]["seed"] == int(rounds["seed"].iloc[0]) and recs[0]["players"] == [
+        str(rounds["agent_0"].iloc[0]), str(rounds["agent_1"].iloc[0])]
+
+
+# --- the command line ----------------------------------------------------------------
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    app.command("tournament")(tournament)
+    app.command("bench-agent")(bench_agent)
+    return app
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--agents", "random,no-such-agent"], "unknown agent 'no-such-agent'"),
+    (["--agents", "random,random", "--players", "5"], "bad player count 5"),
+    (["--agents", "random,random", "--rules", "draw=sometimes"], "bad rule value draw='sometimes'"),
+    (["--agents", "random"], "at least 2 agents"),
+    (["--agents", "random,random", "--backend", "spark"], "unknown backend 'spark'"),
+    (["--agents", "random,random", "--rounds", "10", "--matches", "5"], "not both"),
+])
+def test_bad_input_is_one_clear_line(args, message, tmp_path):
+    result = CliRunner().invoke(_app(), ["tournament", *args, "--out", str(tmp_path / "x")])
+    assert isinstance(result.exception, UserError), result.output
+    assert message in str(result.exception) and "\n" not in str(result.exception)
+
+
+def test_unwritable_folder(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = CliRunner().invoke(_app(), ["tournament", "--agents", "random,random", "--rounds", "10",
+                                         "--out", str(blocker / "run")])
+    assert isinstance(result.exception, UserError)
+    assert str(result.exception).startswith(f"cannot write to {blocker / 'run'}")
+
+
+def test_bad_input_exits_2_through_kc_sim_main(tmp_path, capsys):
+    cli = pytest.importorskip("kc_sim.cli")
+    if "tournament" not in [c.name or c.callback.__name__ for c in cli.app.registered_commands]:
+        pytest.skip("kc_sim.cli does not register the tournament command")
+    code = cli.main(["tournament", "--agents", "random,random", "--players", "5", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "bad player count 5" in err
+
+
+def test_tournament_command_prints_table_and_files(tmp_path):
+    out = tmp_path / "cli"
+    result = CliRunner().invoke(_app(), ["tournament", "--agents", "random,random", "--rounds", "400",
+                                         "--jobs", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "win rate [95% CI]" in result.output and "400 rounds in" in result.output
+    assert str(out / "summary.parquet") in result.output
+    manifest = R.read_manifest(out)
+    assert manifest["command"].startswith("kc-sim") and "numba" in manifest["versions"]
+    assert all(c["state"] == "done" for c in manifest["chunks"])
+
+
+def test_bench_agent_against_baselines(tmp_path):
+    baselines = ",".join(AGENTS[1:])
+    result = CliRunner().invoke(_app(), ["bench-agent", AGENTS[0], "--baselines", baselines, "--rounds", "600",
+                                         "--jobs", "1", "--out", str(tmp_path / "b"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "penalty diff" in result.output
+    df = R.read_rounds(tmp_path / "b")
+    assert len(df) == 1200 and set(df["lineup"]) == {0, 1}
+    first = builtin_agents()[AGENTS[0]].name
+    assert ((df["agent_0"].astype(str) == first) | (df["agent_1"].astype(str) == first)).all()
+
+
+def test_an_agent_playing_an_illegal_action_stops_the_run(tmp_path):
+    bad = tmp_path / "bad_agent.py"
+    bad.write_text(
+        "from kc_sim.core.policy import compiled_policy\n\n"
+        "@compiled_policy\n"
+        "def always_zero(st, seat, mem):\n"
+        "    return 0\n")
+    with pytest.raises(UserError, match=r"always_zero.*illegal action AC>N") as err:
+        run_tournament([f"{bad}:always_zero", "random"], rounds=40, chunk_size=10, jobs=2,
+                       out=tmp_path / "run", quiet=True)
+    assert "\n" not in str(err.value)
+    assert list((tmp_path / "run" / "faults").glob("*.jsonl"))     # the round is kept for replay
