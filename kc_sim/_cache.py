@@ -25,7 +25,8 @@ def source_hash() -> str:
         for f in sorted(d.rglob("*.py")) if d.is_dir() else ():
             h.update(f.name.encode())
             h.update(f.read_bytes())
-    h.update((_ROOT / "cards.py").read_bytes())
+    for name in ("cards.py", "rules.py"):  # tables and switch indices frozen into compiled code
+        h.update((_ROOT / name).read_bytes())
     return h.hexdigest()[:12]
 
 

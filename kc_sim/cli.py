@@ -89,17 +89,17 @@ def bench(
             typer.echo(f"{k:28s} {v:>14,.3f}" if isinstance(v, float) else f"{k:28s} {v!s:>14}")
 
 
-def _register_optional():
-    """Commands that live in their own modules (added as those parts of the product land)."""
-    try:
-        from kc_sim import cli_tournament
-    except ImportError:
-        return
+def _register_commands():
+    """Commands that live in their own modules."""
+    from kc_sim import cli_play, cli_tournament
+
     app.command("tournament")(cli_tournament.tournament)
     app.command("bench-agent")(cli_tournament.bench_agent)
+    app.command("play")(cli_play.play)
+    app.command("replay")(cli_play.replay)
 
 
-_register_optional()
+_register_commands()
 
 
 def main(argv: Optional[list[str]] = None) -> int:

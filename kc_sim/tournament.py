@@ -540,24 +540,23 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     old = check_run_folder(plan)
     sched = plan.schedule
     chunks = sched.chunks()
-    all_done = old is not None and all(c.get("state") == "done" for c in old.get("chunks", [])) \
-        and len(old.get("chunks", [])) == len(chunks)
-    _ensure_numba_cache_env()
-    faults = str((plan.out / FAULTS_DIR).resolve())
-    warm_args = (tuple(plan.load_names[i] for i in sched.lineups[0]), plan.rules.spec(), plan.mode, faults)
     manifest = open_run_folder(plan, old, command)
-    warm(*warm_args)   # compile or load once here, before any worker starts
-    if backend == "loky" and jobs > 1 and not all_done:
-        prestart_loky(min(jobs, len(chunks)), warm_args)
     pending = [c for c in chunks if manifest["chunks"][c.index]["state"] != "done"]
     resumed = len(chunks) - len(pending)
+    workers = max(1, min(jobs, len(pending)))
+    faults = str((plan.out / FAULTS_DIR).resolve())
+    warm_args = (tuple(plan.load_names[i] for i in sched.lineups[0]), plan.rules.spec(), plan.mode, faults)
+    _ensure_numba_cache_env()
+    warm(*warm_args)   # compile or load once here, before any worker starts
+    if backend == "loky" and workers > 1:
+        prestart_loky(workers, warm_args)
     tasks = [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
                        c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode, faults)
              for c in pending]
     bar = _progress(plan, manifest, quiet)
     try:
         if tasks:
-            with _executor(backend, min(jobs, len(chunks)), scheduler, warm_args) as run:
+            with _executor(backend, workers, scheduler, warm_args) as run:
                 for res in run(tasks):
                     _store(plan, manifest, chunks[res["index"]], res)
                     bar.update(chunks[res["index"]].groups * sched.players)
