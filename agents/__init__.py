@@ -2,6 +2,6 @@
 
 from agents.base import AgentSpec, PythonAgent
 from agents.registry import builtin_agents, builtin_names, load_agent
-from agents.view import SeatView
+from kc_sim.observation import SeatView
 
 __all__ = ["AgentSpec", "PythonAgent", "SeatView", "builtin_agents", "builtin_names", "load_agent"]

@@ -4,7 +4,7 @@
   ``POLICY_SIG`` that the compiled round loop calls directly, so rounds between
   compiled agents never leave compiled code. Make one with ``compiled_policy``.
 * A **Python agent**: a subclass of :class:`PythonAgent`; at each of its decisions it
-  receives a :class:`~agents.view.SeatView` of its own seat (never another hand or
+  receives a :class:`~kc_sim.observation.SeatView` of its own seat (never another hand or
   the stock order) and returns an action id or its text.
 
 :class:`AgentSpec` is what the registry hands out for either kind. See ``docs/agents.md``.
@@ -17,7 +17,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-from agents.view import SeatView
+from kc_sim.observation import SeatView
 
 __all__ = ["AgentSpec", "PythonAgent", "SeatView"]
 

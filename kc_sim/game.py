@@ -9,8 +9,6 @@ and tests: one round, played one action at a time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from kc_sim import cards
@@ -20,33 +18,12 @@ from kc_sim.core.legal import is_legal, legal_mask
 from kc_sim.core.loop import first_dealer
 from kc_sim.core.step import apply, close_turn, deal_stock, next_turn, open_turn, shuffle_stock
 from kc_sim.errors import UserError
+from kc_sim.observation import SeatView
 from kc_sim.rules import RuleSet, parse_rules
 
 
 class IllegalActionError(UserError):
     """An action that is not legal in the current position."""
-
-
-@dataclass(frozen=True)
-class Observation:
-    """What one seat may see: never another hand or the stock order."""
-
-    seat: int
-    players: int
-    rules: RuleSet
-    hand: tuple[int, ...]               # own cards, sorted ids (twice for both copies)
-    piles: tuple[tuple[int, ...], ...]  # 8 piles, base first
-    stock_size: int
-    hand_sizes: tuple[int, ...]         # by seat
-    turn_actions: int                   # place/move actions made this turn so far
-    drew: int | None                    # card this seat drew this turn, if any
-    legal: tuple[int, ...]              # legal action ids
-    scores: tuple[int, ...] = field(default=())  # match penalty totals so far, by seat
-
-    @property
-    def legal_text(self) -> tuple[str, ...]:
-        """The legal actions as text (``7H>E``, ``N>E``, ``stop``)."""
-        return tuple(action_text(a) for a in self.legal)
 
 
 def _mask_cards(lo: int, hi: int) -> list[int]:
@@ -213,23 +190,10 @@ class Game:
     def legal_texts(self) -> list[str]:
         return [action_text(a) for a in self.legal_actions()]
 
-    def observe(self, seat: int | None = None, scores=()) -> Observation:
-        """What ``seat`` (default: the seat to act) may see; legal actions only for the seat to act."""
-        seat = self.seat if seat is None else seat
-        own_turn = seat == self.seat and not self.over
-        return Observation(
-            seat=seat,
-            players=self.players,
-            rules=self.rules,
-            hand=tuple(self.hand(seat)),
-            piles=tuple(tuple(p) for p in self.piles),
-            stock_size=len(self.stock),
-            hand_sizes=tuple(int(x) for x in self.state[L.HAND_N:L.HAND_N + self.players]),
-            turn_actions=self.turn_actions if own_turn else 0,
-            drew=self.drew if own_turn else None,
-            legal=tuple(self.legal_actions()) if own_turn else (),
-            scores=tuple(scores),
-        )
+    def observe(self, scores=()) -> SeatView:
+        """What the seat to act may see (its hand, the piles, stock size, hand sizes, the
+        legal actions): the same view Python agents get. ``scores``: match totals by seat."""
+        return SeatView.from_game(self, scores)
 
     # --- playing -------------------------------------------------------------------
     def play(self, action: int | str) -> None:

@@ -5,7 +5,7 @@
 * :class:`SeatAgent` - drives any kc-sim agent (compiled policy or Python agent) on a
   ``Game`` from Python, exactly as the runner does: a compiled policy gets the round state,
   its seat and its own memory row seeded per round with ``seed_policies``; a Python agent
-  gets a :class:`~agents.view.SeatView` of its seat. Same seeds, same play.
+  gets a :class:`~kc_sim.observation.SeatView` of its seat. Same seeds, same play.
 * :func:`play_session` - the interactive loop: one round (or a whole match with
   ``match=True``) between people (``human``) and agents. Input is read with ``input()``
   so that scripts can drive it through stdin: a move's number, its text (``7H>E``,
@@ -148,7 +148,7 @@ class SeatAgent:
     seat it plays, then :meth:`act` at each of its decisions. A compiled policy is called
     with the round state, its seat and its memory row, seeded with
     ``kc_sim.core.loop.seed_policies`` from the round seed; a Python agent (one instance
-    per match) gets a :class:`~agents.view.SeatView`; both exactly as in the runner."""
+    per match) gets a :class:`~kc_sim.observation.SeatView`; both exactly as in the runner."""
 
     def __init__(self, agent):
         from agents.registry import load_agent
@@ -194,7 +194,7 @@ class SeatAgent:
             raise UserError(f"agent {self.name!r} plays seat {s}, but seat {game.seat} is to act")
         if self.compiled:
             return int(self.spec.policy(game.state, s, self.mem[s]))
-        from agents.view import SeatView
+        from kc_sim.observation import SeatView
 
         value = self.instance.act(SeatView.from_game(game, scores))
         a = _as_action(value)

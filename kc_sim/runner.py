@@ -14,7 +14,7 @@ identical results for the same agents and seeds.
 The Python loop makes one compiled call per decision: it checks and applies the last
 action (logging it, so a faulty round's record is at hand) and, for a Python seat,
 copies the visible part of the round into a small buffer that
-:class:`agents.view.SeatView` decodes lazily. Compiled seats in a mixed game are called
+:class:`kc_sim.observation.SeatView` decodes lazily. Compiled seats in a mixed game are called
 from Python with their own memory row, exactly as the compiled loop calls them.
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 import numba as nb
 import numpy as np
 
-from agents.view import V_LEGAL, VIEW_SIZE, SeatView, fill_view
+from kc_sim.observation import V_LEGAL, VIEW_SIZE, SeatView, fill_view
 from kc_sim.actions import action_text, parse_action
 from kc_sim.core import layout as L
 from kc_sim.core import loop

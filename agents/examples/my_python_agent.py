@@ -8,7 +8,7 @@ Use it by name wherever agents are named::
 or run it: ``python agents/examples/my_python_agent.py`` plays 200 rounds against
 ``greedy`` and prints the average penalties.
 
-The agent sees a :class:`agents.view.SeatView` of its own seat (never another hand or
+The agent sees a :class:`kc_sim.observation.SeatView` of its own seat (never another hand or
 the stock order) and returns one of ``obs.legal`` (an action id) or its text.
 """
 

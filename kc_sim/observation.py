@@ -1,4 +1,5 @@
-"""What a Python agent sees: :class:`SeatView`, a fast, lazily decoded observation.
+"""What a seat may see: :class:`SeatView`, a fast, lazily decoded observation, given to
+Python agents and returned by ``Game.observe()``.
 
 The runner asks the compiled core to copy the visible part of a round (the acting
 seat's own hand, every pile, the stock size, hand sizes, the turn so far and the
@@ -6,10 +7,9 @@ legal action ids) into a small int64 buffer; :class:`SeatView` keeps that copy a
 plain list and decodes a field only when the agent reads it. It holds nothing else:
 no other hand, no stock order.
 
-``SeatView`` has every field of :class:`kc_sim.game.Observation` (``seat``, ``players``,
-``rules``, ``hand``, ``piles``, ``stock_size``, ``hand_sizes``, ``turn_actions``,
-``drew``, ``legal``, ``legal_text``, ``scores``) plus cheap mask forms for array code
-(``hand_mask``, ``pile_masks``, ``tops``, ``bases``).
+Fields: ``seat``, ``players``, ``rules``, ``hand``, ``piles``, ``stock_size``,
+``hand_sizes``, ``turn_actions``, ``drew``, ``legal``, ``legal_text``, ``scores``, plus
+cheap mask forms for array code (``hand_mask``, ``pile_masks``, ``tops``, ``bases``).
 """
 
 from __future__ import annotations
