@@ -2,8 +2,8 @@
 
 numba's on-disk cache notices when a function's own file changes, not when a function it
 calls from another file does: an edited core could keep running stale machine code. So
-the cache folder gets a sub-folder named after a hash of every compiled source file of
-the package (core and built-in agents); any edit starts a fresh cache. The base folder
+the cache folder gets a sub-folder named after a hash of the package's source files
+(``kc_sim`` and the built-in ``agents``); any edit starts a fresh cache. The base folder
 is ``NUMBA_CACHE_DIR`` when set, else ``~/.cache/kc-sim/numba``.
 """
 
@@ -14,19 +14,17 @@ import os
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parent
-_COMPILED_DIRS = (_ROOT / "core", _ROOT.parent / "agents")
+_SOURCE_DIRS = (_ROOT, _ROOT.parent / "agents")
 _PREFIX = "kc-sim-"
 
 
 def source_hash() -> str:
-    """Short hash of the compiled parts' source files."""
+    """Short hash of the package's source files."""
     h = hashlib.sha256()
-    for d in _COMPILED_DIRS:
+    for d in _SOURCE_DIRS:
         for f in sorted(d.rglob("*.py")) if d.is_dir() else ():
             h.update(f.name.encode())
             h.update(f.read_bytes())
-    for name in ("cards.py", "rules.py"):  # tables and switch indices frozen into compiled code
-        h.update((_ROOT / name).read_bytes())
     return h.hexdigest()[:12]
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import shlex
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -38,15 +37,23 @@ SchedulerOpt = Annotated[Optional[str], typer.Option(
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar or table, only the final lines")]
 
 
-def _command() -> str:
-    return shlex.join(["kc-sim", *sys.argv[1:]])
+def _command(name: str, first=None, **options) -> str:
+    """The command as it would be typed, rebuilt from the parsed options (for the manifest)."""
+    words = ["kc-sim", name] + ([str(first)] if first is not None else [])
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            words.append(flag)
+        elif value is not None and value is not False:
+            words += [flag, str(value)]
+    return shlex.join(words)
 
 
 def tournament(
     agents: AgentsOpt,
     players: PlayersOpt = None,
     rounds: Annotated[Optional[int], typer.Option(
-        "--rounds", help="single rounds in all (default 200,000; 2,000 with Python agents); rounded "
+        "--rounds", help="single rounds in all (default 200,000; 20,000 with Python agents); rounded "
         "up to whole rotation groups")] = None,
     matches: Annotated[Optional[int], typer.Option(
         "--matches", help="play this many whole matches under the rules' match switch instead of rounds")] = None,
@@ -61,16 +68,19 @@ def tournament(
         "--records", help="keep this many game records (records.jsonl) for kc-sim check and replay")] = 0,
     chunk_size: Annotated[Optional[int], typer.Option(
         "--chunk-size", help="rounds (matches with --matches) per chunk, one parquet part each "
-        "(default 50,000 rounds / 5,000 matches)")] = None,
+        "(default 50,000 rounds / 5,000 matches, a twentieth of that with Python agents)")] = None,
     quiet: QuietOpt = False,
 ):
     """Play every line-up of the agents in every seat rotation on duplicate deals; write
     parquet results, a summary and a manifest; resume an interrupted run."""
     from kc_sim.tournament import run_tournament
 
+    command = _command("tournament", agents=agents, players=players, rounds=rounds, matches=matches, rules=rules,
+                       seed=seed, jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records or None,
+                       chunk_size=chunk_size, quiet=quiet)
     res = run_tournament(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
                          jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records,
-                         chunk_size=chunk_size, quiet=quiet, command=_command())
+                         chunk_size=chunk_size, quiet=quiet, command=command)
     if not quiet:
         typer.echo(format_summary(res.summary))
     typer.echo(final_line(res))
@@ -87,7 +97,8 @@ def final_line(res) -> str:
         played = (f"{res.played_units:,} played now in {res.seconds:.1f} s ({rate:,.0f} {unit}/s), "
                   f"{res.resumed_chunks} of {res.played_chunks + res.resumed_chunks} chunks were already done")
     else:
-        played = f"in {res.seconds:.1f} s ({rate:,.0f} {unit}/s), {res.played_chunks} chunks"
+        played = f"in {res.seconds:.1f} s ({rate:,.0f} {unit}/s), {res.played_chunks} chunk" + \
+            ("s" if res.played_chunks != 1 else "")
     return f"{res.units:,} {unit}{extra} {played}; results in {res.out}"
 
 
@@ -152,7 +163,7 @@ def bench_agent(
     baselines: Annotated[Optional[str], typer.Option(
         "--baselines", help="comma-separated opponents (default: every built-in agent)")] = None,
     rounds: Annotated[Optional[int], typer.Option(
-        "--rounds", help="rounds against each baseline (default 100,000; 2,000 for Python agents)")] = None,
+        "--rounds", help="rounds against each baseline (default 100,000; 10,000 for Python agents)")] = None,
     rules: RulesOpt = "classic",
     seed: SeedOpt = 0,
     jobs: JobsOpt = None,
@@ -174,7 +185,7 @@ def bench_agent(
     for n in names:
         load_agent(n)
     if rounds is None:
-        rounds = 100_000 if spec.compiled else 2_000
+        rounds = 100_000 if spec.compiled else 10_000
     if rounds < 1:
         raise UserError(f"bad --rounds {rounds}: expected a positive number")
     with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
@@ -182,7 +193,9 @@ def bench_agent(
         res = run_tournament([agent, *names], players=2, rounds=rounds * len(names), rules=rules, seed=seed,
                              jobs=jobs, backend=backend, scheduler=scheduler, out=folder,
                              lineups=[(0, j) for j in range(1, len(names) + 1)], quiet=quiet,
-                             command=_command(), summary=True)
+                             command=_command("bench-agent", agent, baselines=baselines, rounds=rounds, rules=rules,
+                                              seed=seed, jobs=jobs, backend=backend, scheduler=scheduler,
+                                              out=out, quiet=quiet))
         table = bench_table(res)
     typer.echo(format_bench(table, res.plan.labels[0]))
     typer.echo(final_line(res) if out is not None else final_line(res).rsplit(";", 1)[0])

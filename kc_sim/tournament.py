@@ -37,7 +37,8 @@ FORMAT = "kc-sim/tournament/1"
 BACKENDS = ("loky", "dask", "sequential")
 #: default sizes: well under a minute on two cores for compiled agents
 DEFAULT_ROUNDS = 200_000
-DEFAULT_ROUNDS_PYTHON = 2_000
+DEFAULT_ROUNDS_PYTHON = 20_000
+PYTHON_CHUNK_DIVISOR = 20
 FAULTS_DIR = "faults"        # in the run folder: records of rounds where an agent misbehaved
 
 
@@ -269,6 +270,8 @@ def make_plan(agents, *, players=None, rounds=None, matches=None, rules="classic
         raise UserError(f"bad --{mode} {count}: expected a positive number")
     if chunk_size is None:
         chunk_size = CHUNK_ROUNDS if mode == "rounds" else CHUNK_MATCHES
+        if not all(s.compiled for s in specs):
+            chunk_size //= PYTHON_CHUNK_DIVISOR     # Python agents are ~20x slower: keep chunks short
     if lineups is not None:
         for lu in lineups:
             if len(lu) != players or len(set(lu)) != players or not all(0 <= i < len(names) for i in lu):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -236,7 +235,9 @@ def test_tournament_command_prints_table_and_files(tmp_path):
     assert "win rate [95% CI]" in result.output and "400 rounds in" in result.output
     assert str(out / "summary.parquet") in result.output
     manifest = R.read_manifest(out)
-    assert manifest["command"].startswith("kc-sim") and "numba" in manifest["versions"]
+    assert manifest["command"] == f"kc-sim tournament --agents random,random --rounds 400 --rules classic " \
+        f"--seed 0 --jobs 1 --out {out}"
+    assert "numba" in manifest["versions"]
     assert all(c["state"] == "done" for c in manifest["chunks"])
 
 
