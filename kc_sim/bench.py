@@ -72,7 +72,8 @@ def start_seconds(cache_dir: str | None = None) -> float:
     return time.perf_counter() - t
 
 
-def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, agents: bool = False) -> dict:
+def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, agents: bool = False,
+              tournament: bool = False) -> dict:
     """All figures as one flat dict (what ``kc-sim bench --json`` prints)."""
     rules = parse_rules("classic")
     core = core_rounds_per_s(rounds, rules)
@@ -91,4 +92,8 @@ def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, a
 
         for row in bench_agents():
             figures[f"agent_{row['agent']}_rounds_per_s"] = round(row["rounds_per_s"], 1)
+    if tournament:
+        from kc_sim.cli_tournament import bench_tournament
+
+        figures.update({k: round(v, 3) if isinstance(v, float) else v for k, v in bench_tournament().items()})
     return figures

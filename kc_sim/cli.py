@@ -77,11 +77,12 @@ def bench(
     seconds: Annotated[float, typer.Option(help="time given to the reference engine")] = 3.0,
     cold: Annotated[bool, typer.Option(help="also time a cold compile (empty numba cache, ~15 s)")] = False,
     agents: Annotated[bool, typer.Option(help="also time every built-in agent in self-play")] = False,
+    tournament: Annotated[bool, typer.Option(help="also time a 1M-round tournament and 2 workers vs 1 (~15 s)")] = False,
 ):
     """Measure rounds per second: compiled core vs the reference (random play, classic, 4 players, one core)."""
     from kc_sim.bench import run_bench
 
-    figures = run_bench(rounds=rounds, seconds=seconds, cold=cold, agents=agents)
+    figures = run_bench(rounds=rounds, seconds=seconds, cold=cold, agents=agents, tournament=tournament)
     if as_json:
         typer.echo(json.dumps(figures))
     else:

@@ -58,6 +58,15 @@ class AgentFault(UserError):
         self.agent, self.seat, self.seed, self.match, self.round = agent, seat, seed, match, round
         self.turn, self.action, self.path = turn, action, path
 
+    def __reduce__(self):
+        """Keep the type and fields when a worker process sends the fault back."""
+        fields = {k: getattr(self, k) for k in ("agent", "seat", "seed", "match", "round", "turn", "action", "path")}
+        return _rebuild_fault, (str(self), fields)
+
+
+def _rebuild_fault(message: str, fields: dict) -> AgentFault:
+    return AgentFault(message, **fields)
+
 
 # --- compiled stepping for the Python loop -------------------------------------------------
 

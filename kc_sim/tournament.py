@@ -70,17 +70,13 @@ def run_chunk(task: ChunkTask) -> dict:
     """Play one chunk; returns ``{"index", "rounds", "matches", "seconds"}`` where
     ``rounds``/``matches`` are dicts of compact numpy columns (see :mod:`kc_sim.results`)."""
     t0 = time.perf_counter()
-    try:
-        rules = parse_rules(task.rules)
-        agents = [_agent(n) for n in task.names]
-        seeds = group_seeds(task.seed, task.start, task.stop)
-        if task.mode == "rounds":
-            rounds, matches = _round_chunk(task, agents, seeds, rules), None
-        else:
-            rounds, matches = _match_chunk(task, agents, seeds, rules)
-    except UserError as e:
-        # a plain UserError always crosses process boundaries intact
-        raise UserError(str(e)) from None
+    rules = parse_rules(task.rules)
+    agents = [_agent(n) for n in task.names]
+    seeds = group_seeds(task.seed, task.start, task.stop)
+    if task.mode == "rounds":
+        rounds, matches = _round_chunk(task, agents, seeds, rules), None
+    else:
+        rounds, matches = _match_chunk(task, agents, seeds, rules)
     return {"index": task.index, "rounds": rounds, "matches": matches,
             "seconds": time.perf_counter() - t0}
 

@@ -16,6 +16,7 @@ from agents.registry import builtin_agents
 from kc_sim import results as R
 from kc_sim.cli_tournament import bench_agent, tournament
 from kc_sim.errors import UserError
+from kc_sim.runner import AgentFault
 from kc_sim.schedule import group_seeds, make_schedule, rotate
 from kc_sim.tournament import run_tournament
 
@@ -264,4 +265,5 @@ def test_an_agent_playing_an_illegal_action_stops_the_run(tmp_path):
         run_tournament([f"{bad}:always_zero", "random"], rounds=40, chunk_size=10, jobs=2,
                        out=tmp_path / "run", quiet=True)
     assert "\n" not in str(err.value)
-    assert list((tmp_path / "run" / "faults").glob("*.jsonl"))     # the round is kept for replay
+    assert isinstance(err.value, AgentFault) and err.value.action == "AC>N"   # crossed from a worker intact
+    assert err.value.path.exists() and err.value.path.parent == tmp_path / "run" / "faults"

@@ -1,0 +1,57 @@
+"""The ``planner`` agent (compiled): searches its whole turn, then plays the best line.
+
+See :mod:`agents.search` and docs/strong_agents.md for the search and its evaluation.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from agents.search import (
+    DEFAULT_WEIGHTS, MAX_NODES, MAX_PLAN, next_planned, store_plan, turn_search,
+)
+from kc_sim.core.layout import STOP
+from kc_sim.core.policy import compiled_policy
+
+_W = DEFAULT_WEIGHTS
+
+
+@nb.njit(cache=True)
+def plan_turn(st, seat, mem, w, max_nodes):
+    """Search the turn from the current position, keep the best line in ``mem`` and
+    return its first action (or stop)."""
+    plans = np.empty((1, MAX_PLAN + 1), np.int64)
+    lens = np.zeros(1, np.int64)
+    scores = np.zeros(1, np.int64)
+    n, _ = turn_search(st, seat, w, max_nodes, 1, plans, lens, scores)
+    if n == 0:               # cannot happen: some end of the turn is always legal
+        return STOP
+    store_plan(mem, st, plans[0], lens[0], 1 if lens[0] >= MAX_PLAN else 0)
+    if lens[0] == 0:
+        return STOP
+    return plans[0, 0]
+
+
+@nb.njit(cache=True)
+def planner_act(st, seat, mem, w, max_nodes):
+    """The planner's decision with evaluation weights ``w`` and a node cap."""
+    a = next_planned(mem, st)
+    if a >= 0:
+        return a
+    return plan_turn(st, seat, mem, w, max_nodes)
+
+
+@compiled_policy
+def planner_policy(st, seat, mem):
+    """``planner``: at the start of its turn, searches every order of placements and pile
+    moves it could make (de-duplicating equal positions, first empty side/corner only,
+    at most 1,500 positions) and plays the line that leaves the lowest hand penalty, then
+    the fewest openings for unseen cards, the fewest free sides and pile moves for the next
+    player, and the fewest dead cards in hand (docs/strong_agents.md).
+
+    The chosen line is kept in ``mem`` (turn number, start index, actions) and replayed one
+    action per call; it re-plans if the position is not the one planned for.
+    Deterministic: it never uses its random generator.
+    """
+    return planner_act(st, seat, mem, _W, MAX_NODES)

@@ -1,0 +1,400 @@
+"""Compiled turn search shared by ``planner`` and ``sampler`` (see docs/strong_agents.md).
+
+At the start of its turn an agent may place cards and move side piles in any order.
+:func:`turn_search` explores those sequences depth-first from the seat's own view of the
+round (its hand, the piles, the rule switches; nothing hidden), on a compact position:
+
+* ``h0, h1``: the hand as two card masks (plane 1 = second copies with two decks);
+* ``top[p], base[p]`` for the 8 piles (-1 when empty).
+
+Nothing else matters to the rules within a turn (which cards lie under a top never does).
+Every node is a possible end of the turn (stopping is always allowed, except under
+``must_play_kings`` while a king is held and a corner is empty); each is scored by
+:func:`evaluate` and the best (lowest score) are kept with the action sequence that
+reaches them.
+
+Pruning and de-duplication:
+
+* **transpositions**: a position reached by two orders of the same actions is expanded
+  once (a hash of the hand and the 8 tops and bases in a small open-addressing table);
+* **symmetry**: empty sides are interchangeable, and so are empty corners, so a card (or
+  a pile) goes only to the *first* empty side (corner);
+* **no empty-pile moves**: a pile move always frees a side, so moves are explored only
+  while the hand holds a card an empty side would take;
+* a node cap (``max_nodes``) and a depth cap (``MAX_PLAN``) bound the work; the children
+  are tried highest-ranked card first, so a capped search has already seen the
+  greedy-like lines.
+
+The evaluation (lower is better), in :func:`evaluate`:
+
+1. ``W_PEN`` x the penalty of the hand the seat keeps (10 per king and 1 per other card
+   under ``kings10``, face values under ``face``); going out scores 0 and always wins;
+2. ``W_OPEN`` x the number of *unseen* cards (not in the hand, not on the table: they are in
+   other hands or the stock) that the next player could place on what is left open:
+   the tops, empty corners (kings) and empty sides (any card);
+3. ``W_FREE`` x the number of empty sides plus legal side-pile moves left to the next
+   player (each lets them free a side and dump any card there);
+4. ``W_DEAD`` x the number of cards kept in hand whose two parents (the cards they fit
+   on) are both already played on the table and not on top, and that are not kings
+   (such a card can only ever leave the hand through an empty side).
+
+The penalty weight dominates: the search sheds as much penalty as it can this turn and
+uses the other terms to choose between equally shedding lines.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from kc_sim.cards import ALL_MASK, FITS_ON, FITS_UNDER, KING, KINGS_MASK, RANK, RANK_MASK
+from kc_sim.core.bits import lowest, popcount
+from kc_sim.core.layout import HAND, MOVE_BASE, PILE_BASE, PILE_MASK, PILE_TOP, RULES, STOP, TURN_ACTIONS, TURNS
+from kc_sim.core.legal import is_legal
+from kc_sim.core.step import FACE_VALUE
+from kc_sim.rules import R_DECKS, R_KING_ON_EMPTY_SIDE, R_MUST_PLAY_KINGS, R_SCORING
+
+NON_KINGS = ALL_MASK & ~KINGS_MASK
+#: longest action sequence a plan may hold (mem slots PLAN0..PLAN0+MAX_PLAN-1)
+MAX_PLAN = 56
+#: children listed per node at most (placements then moves)
+MAX_CHILDREN = 160
+#: transposition table size (a power of two, > the node cap)
+TABLE_SIZE = 4096
+#: default node cap of the planner's search
+MAX_NODES = 1500
+
+# evaluation weights (index into a weights array)
+W_PEN, W_OPEN, W_FREE, W_DEAD = 0, 1, 2, 3
+#: the default weights: penalty first (x1000), then what is left open to the next player
+DEFAULT_WEIGHTS = np.array([1000, 6, 25, 2], dtype=np.int64)
+
+# policy memory layout shared by planner and sampler (mem[0] is the seat's generator)
+M_TURN = 1          # st[TURNS] the plan was made for
+M_T0 = 2            # st[TURN_ACTIONS] when it was made
+M_LEN = 3           # number of actions in the plan
+M_CAPPED = 4        # 1 when the search hit its depth cap: re-plan after the plan
+PLAN0 = 8           # mem[PLAN0 + i]: i-th action of the plan
+
+
+@nb.njit(cache=True, inline="always")
+def _mix(h, x):
+    h ^= x + np.int64(0x5851F42D4C957F2D) + (h << 6) + (h >> 2)
+    return h
+
+
+@nb.njit(cache=True)
+def pos_hash(h0, h1, top, base):
+    """A 63-bit hash of a compact position (never 0)."""
+    h = np.int64(0x2545F4914F6CDD1D)
+    h = _mix(h, h0)
+    h = _mix(h, h1 * 31)
+    for p in range(8):
+        h = _mix(h, (top[p] + 2) * 131 + (base[p] + 2) * 7919 + p * 1000003)
+    h &= np.int64(0x7FFFFFFFFFFFFFFF)
+    if h == 0:
+        h = 1
+    return h
+
+
+@nb.njit(cache=True)
+def hand_penalty_masks(h0, h1, scoring):
+    """Penalty of a hand given as two planes: kings10 (K 10, others 1) or face values."""
+    total = 0
+    for m in (h0, h1):
+        if scoring == 0:
+            k = popcount(m & KINGS_MASK)
+            total += 10 * k + popcount(m) - k
+        else:
+            for r in range(1, 14):
+                total += FACE_VALUE[r] * popcount(m & RANK_MASK[r])
+    return total
+
+
+@nb.njit(cache=True)
+def unseen_mask(st, seat):
+    """Cards the seat has not seen: neither in its hand nor anywhere on the table (with two
+    decks: cards of which some copy is still unaccounted for)."""
+    table = np.int64(0)
+    for p in range(8):
+        table |= st[PILE_MASK + p]
+    h0 = st[HAND + 2 * seat]
+    if st[RULES + R_DECKS] == 1:
+        return np.int64(ALL_MASK) & ~(h0 | table)
+    h1 = st[HAND + 2 * seat + 1]
+    out = np.int64(0)
+    for c in range(52):
+        seen = ((h0 >> c) & 1) + ((h1 >> c) & 1)
+        for p in range(8):
+            seen += (st[PILE_MASK + p] >> c) & 1
+        if seen < 2:
+            out |= np.int64(1) << c
+    return out
+
+
+@nb.njit(cache=True)
+def evaluate(h0, h1, top, base, unseen, table, side_ok, scoring, w):
+    """Score of ending the turn in this position (lower is better); see the module doc."""
+    pen = hand_penalty_masks(h0, h1, scoring)
+    if pen == 0 and h0 == 0:
+        return np.int64(0)
+    targets = np.int64(0)
+    tops = np.int64(0)
+    free = 0
+    empty_corner = False
+    for p in range(8):
+        t = top[p]
+        if t >= 0:
+            targets |= FITS_ON[t]
+            tops |= np.int64(1) << t
+        elif p >= 4:
+            targets |= np.int64(KINGS_MASK)
+            empty_corner = True
+        else:
+            targets |= side_ok
+            free += 1
+    for s in range(4):
+        b = base[s]
+        if b >= 0:
+            free += popcount(FITS_UNDER[b] & tops)
+            if RANK[b] == KING and empty_corner:
+                free += 1
+    opened = popcount(unseen & targets)
+    dead = 0
+    rest = h0 & np.int64(NON_KINGS)
+    buried = table & ~tops
+    while rest:
+        c = lowest(rest)
+        rest &= rest - 1
+        par = FITS_UNDER[c]
+        if (par & buried) == par:
+            dead += 1
+    return w[W_PEN] * pen + w[W_OPEN] * opened + w[W_FREE] * free + w[W_DEAD] * dead
+
+
+@nb.njit(cache=True, inline="always")
+def _targets(top, p, side_ok):
+    t = top[p]
+    if t >= 0:
+        return FITS_ON[t]
+    if p >= 4:
+        return np.int64(KINGS_MASK)
+    return side_ok
+
+
+@nb.njit(cache=True)
+def _children(h0, top, base, side_ok, out):
+    """List the canonical legal placements and pile moves of a position into ``out``
+    (highest-ranked card first); returns their number."""
+    n = 0
+    first_side = -1
+    first_corner = -1
+    for p in range(4):
+        if top[p] < 0:
+            first_side = p
+            break
+    for p in range(4, 8):
+        if top[p] < 0:
+            first_corner = p
+            break
+    # placements, by rank from king down
+    for r in range(13, 0, -1):
+        m = h0 & RANK_MASK[r]
+        while m:
+            c = lowest(m)
+            m &= m - 1
+            bit = np.int64(1) << c
+            for p in range(8):
+                t = top[p]
+                if t >= 0:
+                    if FITS_ON[t] & bit and n < MAX_CHILDREN:
+                        out[n] = c * 8 + p
+                        n += 1
+            if r == KING and first_corner >= 0 and n < MAX_CHILDREN:
+                out[n] = c * 8 + first_corner
+                n += 1
+            if first_side >= 0 and (side_ok & bit) and n < MAX_CHILDREN:
+                out[n] = c * 8 + first_side
+                n += 1
+    # pile moves: only while the hand holds a card for the freed side
+    if h0 & side_ok:
+        tops = np.int64(0)
+        for p in range(8):
+            if top[p] >= 0:
+                tops |= np.int64(1) << top[p]
+        for s in range(4):
+            b = base[s]
+            if b < 0:
+                continue
+            if FITS_UNDER[b] & tops:
+                for p in range(8):
+                    if p != s and top[p] >= 0 and (FITS_UNDER[b] >> top[p]) & 1 and n < MAX_CHILDREN:
+                        out[n] = MOVE_BASE + s * 8 + p
+                        n += 1
+            if RANK[b] == KING and first_corner >= 0 and n < MAX_CHILDREN:
+                out[n] = MOVE_BASE + s * 8 + first_corner
+                n += 1
+    return n
+
+
+@nb.njit(cache=True, inline="always")
+def _apply(h0, h1, top, base, a):
+    """Apply action a to the compact position (arrays changed in place); returns new (h0, h1)."""
+    if a < MOVE_BASE:
+        c = a >> 3
+        p = a & 7
+        bit = np.int64(1) << c
+        if h1 & bit:
+            h1 &= ~bit
+        else:
+            h0 &= ~bit
+        if top[p] < 0:
+            base[p] = c
+        top[p] = c
+    else:
+        m = a - MOVE_BASE
+        s = m >> 3
+        p = m & 7
+        if top[p] < 0:
+            base[p] = base[s]
+        top[p] = top[s]
+        top[s] = -1
+        base[s] = -1
+    return h0, h1
+
+
+@nb.njit(cache=True)
+def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores):
+    """Search the seat's possible turns from the current position of ``st`` (own hand,
+    piles and rules only). Keeps the ``k_best`` best distinct end positions: their action
+    sequences in ``plans[i, :lens[i]]`` and their scores in ``scores[i]``, best first
+    (``k_best`` <= plans.shape[0]). The empty plan (stop now) is always a candidate when
+    stopping is legal. Returns (number of plans kept, 1 if a line hit the depth cap)."""
+    D = MAX_PLAN + 1
+    H0 = np.empty(D, np.int64)
+    H1 = np.empty(D, np.int64)
+    TOP = np.empty((D, 8), np.int64)
+    BASE = np.empty((D, 8), np.int64)
+    KIDS = np.empty((D, MAX_CHILDREN), np.int64)
+    NK = np.zeros(D, np.int64)
+    IK = np.zeros(D, np.int64)
+    path = np.empty(D, np.int64)
+    keys = np.zeros(TABLE_SIZE, np.int64)
+    khash = np.zeros(k_best, np.int64)
+
+    side_ok = np.int64(ALL_MASK) if st[RULES + R_KING_ON_EMPTY_SIDE] else np.int64(NON_KINGS)
+    scoring = st[RULES + R_SCORING]
+    must_kings = st[RULES + R_MUST_PLAY_KINGS] != 0
+    unseen = unseen_mask(st, seat)
+    table = np.int64(0)
+    for p in range(8):
+        table |= st[PILE_MASK + p]
+        TOP[0, p] = st[PILE_TOP + p]
+        BASE[0, p] = st[PILE_BASE + p]
+    H0[0] = st[HAND + 2 * seat]
+    H1[0] = st[HAND + 2 * seat + 1]
+
+    n_kept = 0
+    capped = 0
+    nodes = 0
+    d = 0
+    fresh = True            # the node at depth d was just entered
+    while d >= 0:
+        if fresh:
+            fresh = False
+            nodes += 1
+            # score this node as an end of turn
+            stop_ok = True
+            if must_kings and (H0[d] & KINGS_MASK):
+                for p in range(4, 8):
+                    if TOP[d, p] < 0:
+                        stop_ok = False
+            if stop_ok:
+                sc = evaluate(H0[d], H1[d], TOP[d], BASE[d], unseen, table, side_ok, scoring, w)
+                hk = pos_hash(H0[d], H1[d], TOP[d], BASE[d])
+                # insert into the k best (distinct positions), keeping order
+                if n_kept < k_best or sc < scores[n_kept - 1]:
+                    i = n_kept if n_kept < k_best else k_best - 1
+                    while i > 0 and scores[i - 1] > sc:
+                        if i < k_best:
+                            scores[i] = scores[i - 1]
+                            lens[i] = lens[i - 1]
+                            khash[i] = khash[i - 1]
+                            for j in range(lens[i - 1]):
+                                plans[i, j] = plans[i - 1, j]
+                        i -= 1
+                    scores[i] = sc
+                    lens[i] = d
+                    khash[i] = hk
+                    for j in range(d):
+                        plans[i, j] = path[j]
+                    if n_kept < k_best:
+                        n_kept += 1
+            if H0[d] == 0 and H1[d] == 0:
+                NK[d] = 0              # out: nothing more to do
+            elif d >= MAX_PLAN:
+                NK[d] = 0
+                capped = 1
+            elif nodes >= max_nodes:
+                NK[d] = 0
+            else:
+                NK[d] = _children(H0[d], TOP[d], BASE[d], side_ok, KIDS[d])
+            IK[d] = 0
+        if IK[d] >= NK[d]:
+            d -= 1
+            continue
+        a = KIDS[d, IK[d]]
+        IK[d] += 1
+        e = d + 1
+        for p in range(8):
+            TOP[e, p] = TOP[d, p]
+            BASE[e, p] = BASE[d, p]
+        h0, h1 = _apply(H0[d], H1[d], TOP[e], BASE[e], a)
+        H0[e] = h0
+        H1[e] = h1
+        hk = pos_hash(h0, h1, TOP[e], BASE[e])
+        slot = hk & (TABLE_SIZE - 1)
+        seen = False
+        while keys[slot] != 0:
+            if keys[slot] == hk:
+                seen = True
+                break
+            slot = (slot + 1) & (TABLE_SIZE - 1)
+        if seen:
+            continue
+        if nodes < TABLE_SIZE - 64:
+            keys[slot] = hk
+        path[d] = a
+        d = e
+        fresh = True
+    return n_kept, capped
+
+
+@nb.njit(cache=True)
+def store_plan(mem, st, plan, n, capped):
+    """Keep a plan for this turn in the policy memory."""
+    mem[M_TURN] = st[TURNS]
+    mem[M_T0] = st[TURN_ACTIONS]
+    mem[M_LEN] = n
+    mem[M_CAPPED] = capped
+    for i in range(n):
+        mem[PLAN0 + i] = plan[i]
+
+
+@nb.njit(cache=True)
+def next_planned(mem, st):
+    """The next action of the plan kept for this turn: an action id, 448 (stop) when the
+    plan is done, or -1 when there is no valid plan (make one)."""
+    if mem[M_TURN] != st[TURNS]:
+        return -1
+    i = st[TURN_ACTIONS] - mem[M_T0]
+    if i < 0 or i > mem[M_LEN]:
+        return -1
+    if i == mem[M_LEN]:
+        if mem[M_CAPPED]:
+            return -1
+        return STOP
+    a = mem[PLAN0 + i]
+    if not is_legal(st, a):
+        return -1
+    return a
