@@ -49,7 +49,7 @@ import numpy as np
 
 from kc_sim.cards import ALL_MASK, FITS_ON, FITS_UNDER, KING, KINGS_MASK, RANK, RANK_MASK
 from kc_sim.core.bits import lowest, popcount
-from kc_sim.core.layout import HAND, MOVE_BASE, PILE_BASE, PILE_MASK, PILE_TOP, RULES, STOP, TURN_ACTIONS, TURNS
+from kc_sim.core.layout import HAND, HAND_N, PLAYERS, MOVE_BASE, PILE_BASE, PILE_MASK, PILE_TOP, RULES, STOP, TURN_ACTIONS, TURNS
 from kc_sim.core.legal import is_legal
 from kc_sim.core.step import FACE_VALUE
 from kc_sim.rules import R_DECKS, R_KING_ON_EMPTY_SIDE, R_MUST_PLAY_KINGS, R_SCORING
@@ -62,12 +62,12 @@ MAX_CHILDREN = 160
 #: transposition table size (a power of two, > the node cap)
 TABLE_SIZE = 4096
 #: default node cap of the planner's search
-MAX_NODES = 1500
+MAX_NODES = 300
 
 # evaluation weights (index into a weights array)
-W_PEN, W_OPEN, W_FREE, W_DEAD = 0, 1, 2, 3
+W_PEN, W_OPEN, W_FREE, W_DEAD, W_MODE = 0, 1, 2, 3, 4
 #: the default weights: penalty first (x1000), then what is left open to the next player
-DEFAULT_WEIGHTS = np.array([1000, 6, 25, 2], dtype=np.int64)
+DEFAULT_WEIGHTS = np.array([10, 6, 0, 0, 0], dtype=np.int64)
 
 # policy memory layout shared by planner and sampler (mem[0] is the seat's generator)
 M_TURN = 1          # st[TURNS] the plan was made for
@@ -133,7 +133,7 @@ def unseen_mask(st, seat):
 
 
 @nb.njit(cache=True)
-def evaluate(h0, h1, top, base, unseen, table, side_ok, scoring, w):
+def evaluate(h0, h1, top, base, unseen, table, side_ok, scoring, w, open_scale):
     """Score of ending the turn in this position (lower is better); see the module doc."""
     pen = hand_penalty_masks(h0, h1, scoring)
     if pen == 0 and h0 == 0:
@@ -169,7 +169,27 @@ def evaluate(h0, h1, top, base, unseen, table, side_ok, scoring, w):
         par = FITS_UNDER[c]
         if (par & buried) == par:
             dead += 1
-    return w[W_PEN] * pen + w[W_OPEN] * opened + w[W_FREE] * free + w[W_DEAD] * dead
+    return 64 * (w[W_PEN] * pen + w[W_FREE] * free + w[W_DEAD] * dead) + w[W_OPEN] * opened * open_scale
+
+
+@nb.njit(cache=True)
+def open_weight_scale(st, seat, unseen, mode):
+    """How much an opening counts, x64: always 64 (mode 0), or 64 x the share of the unseen
+    cards held by the opponents (mode 1) or by the next player (mode 2)."""
+    if mode == 0:
+        return np.int64(64)
+    u = popcount(unseen)
+    if u == 0:
+        return np.int64(0)
+    players = st[PLAYERS]
+    held = 0
+    if mode == 1:
+        for s in range(players):
+            if s != seat:
+                held += st[HAND_N + s]
+    else:
+        held = st[HAND_N + (seat + 1) % players]
+    return np.int64(64 * held // u)
 
 
 @nb.njit(cache=True, inline="always")
@@ -286,6 +306,7 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores):
     scoring = st[RULES + R_SCORING]
     must_kings = st[RULES + R_MUST_PLAY_KINGS] != 0
     unseen = unseen_mask(st, seat)
+    open_scale = open_weight_scale(st, seat, unseen, w[W_MODE])
     table = np.int64(0)
     for p in range(8):
         table |= st[PILE_MASK + p]
@@ -310,7 +331,7 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores):
                     if TOP[d, p] < 0:
                         stop_ok = False
             if stop_ok:
-                sc = evaluate(H0[d], H1[d], TOP[d], BASE[d], unseen, table, side_ok, scoring, w)
+                sc = evaluate(H0[d], H1[d], TOP[d], BASE[d], unseen, table, side_ok, scoring, w, open_scale)
                 hk = pos_hash(H0[d], H1[d], TOP[d], BASE[d])
                 # insert into the k best (distinct positions), keeping order
                 if n_kept < k_best or sc < scores[n_kept - 1]:

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kc_sim.actions import action_text, parse_action
-from kc_sim.cards import PILES, card_text, parse_card, parse_pile
+from kc_sim.cards import card_text, parse_card, parse_pile
 from kc_sim.errors import UserError
-from kc_sim.reference import MOVE_BASE, STOP, RefRound
+from kc_sim.reference import STOP, RefRound
 from kc_sim.rules import RuleSet
 
 FORMAT = "kc-sim/game/1"

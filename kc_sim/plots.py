@@ -94,7 +94,9 @@ class RunData:
     @property
     def deals(self) -> int:
         """Distinct deals (rotation groups; the same group is the same deal in every line-up)."""
-        return len(np.unique(self.group))
+        if "deals" not in self._cache:
+            self._cache["deals"] = _n_clusters(self.group)
+        return self._cache["deals"]
 
     @property
     def rules_label(self) -> str:
@@ -153,8 +155,8 @@ def rules_label(spec: str) -> str:
     return ",".join([best[0], *best[1]])
 
 
-def _int(table, name: str, fill: int = -1) -> np.ndarray:
-    return table.column(name).fill_null(fill).to_numpy().astype(np.int64)
+def _int(table, name: str, fill: int = -1, dtype=np.int64) -> np.ndarray:
+    return table.column(name).fill_null(fill).to_numpy().astype(dtype)
 
 
 def _codes(table, name: str, index: dict) -> np.ndarray:
@@ -208,13 +210,14 @@ def load_run(run_dir) -> RunData:
     data = RunData(
         path=path, manifest=manifest, labels=labels, players=players, rules=config.get("rules", "classic"),
         mode=config.get("mode", "rounds"), seed=int(config.get("seed", 0)),
-        lineup=_int(t, "lineup"), group=_int(t, "group"), rotation=_int(t, "rotation"),
-        agent=np.stack([_codes(t, f"agent_{s}", index) for s in range(players)], axis=1),
-        penalty=np.stack([_int(t, f"penalty_{s}") for s in range(players)], axis=1),
-        winner=_int(t, "winner"), first=_int(t, "first"),
+        lineup=_int(t, "lineup", dtype=np.int16), group=_int(t, "group"), rotation=_int(t, "rotation", dtype=np.int8),
+        agent=np.stack([_codes(t, f"agent_{s}", index).astype(np.int16) for s in range(players)], axis=1),
+        penalty=np.stack([_int(t, f"penalty_{s}", dtype=np.int16) for s in range(players)], axis=1),
+        winner=_int(t, "winner", dtype=np.int8), first=_int(t, "first", dtype=np.int8),
         blocked=pc.equal(end, "blocked").fill_null(False).to_numpy(zero_copy_only=False).astype(bool),
-        turns=_int(t, "turns", 0), actions=_int(t, "actions", 0), match=_int(t, "match"),
+        turns=_int(t, "turns", 0, np.int32), actions=_int(t, "actions", 0, np.int32), match=_int(t, "match"),
     )
+    del t
     mparts = R.parts(path, R.MATCHES_DIR)
     if mparts:
         mcols = ["group", "rounds"] + [f"agent_{s}" for s in range(players)] + \
@@ -242,9 +245,7 @@ def cluster_mean(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, f
         x, cluster = x[mask], cluster[mask]
     if len(x) == 0:
         return math.nan, math.nan, math.nan
-    _, inv = np.unique(cluster, return_inverse=True)
-    s = np.bincount(inv, weights=x)
-    n = np.bincount(inv).astype(np.float64)
+    s, n = _cluster_sums(x, cluster)
     g = len(s)
     mean = s.sum() / n.sum()
     if g < 2:
@@ -252,6 +253,22 @@ def cluster_mean(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, f
     r = s - mean * n
     se = math.sqrt(g / (g - 1) * float((r * r).sum())) / n.sum()
     return float(mean), float(mean - z * se), float(mean + z * se)
+
+
+def _cluster_sums(x: np.ndarray, cluster: np.ndarray):
+    """Per-cluster sums of x and counts, over the clusters that occur."""
+    lo, hi = (int(cluster.min()), int(cluster.max())) if len(cluster) else (0, 0)
+    if lo >= 0 and hi < 4 * len(cluster) + 1024:          # deal numbers: dense, non-negative
+        n = np.bincount(cluster, minlength=hi + 1)
+        s = np.bincount(cluster, weights=x, minlength=hi + 1)
+        keep = n > 0
+        return s[keep], n[keep].astype(np.float64)
+    _, inv = np.unique(cluster, return_inverse=True)
+    return np.bincount(inv, weights=x), np.bincount(inv).astype(np.float64)
+
+
+def _n_clusters(cluster: np.ndarray) -> int:
+    return len(_cluster_sums(np.zeros(len(cluster)), cluster)[1])
 
 
 def _wilson(k: float, n: float, z: float = Z95) -> tuple[float, float]:
@@ -275,9 +292,8 @@ def cluster_rate(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, f
     if len(x) == 0:
         return math.nan, math.nan, math.nan
     p, lo, hi = cluster_mean(x, cluster, z=z)
-    deals = len(np.unique(cluster))
     if math.isnan(lo):
-        n_eff = float(deals)
+        n_eff = float(_n_clusters(cluster))
     else:
         se = (hi - lo) / (2 * z)
         if 0 < p < 1 and se > 0:
@@ -285,7 +301,7 @@ def cluster_rate(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, f
         elif 0 < p < 1:
             n_eff = 1e15                                  # no variation between deals at all
         else:
-            n_eff = float(deals)
+            n_eff = float(_n_clusters(cluster))
     lo, hi = _wilson(p * n_eff, n_eff, z)
     return float(p), lo, hi
 
@@ -417,7 +433,7 @@ def _err(values) -> np.ndarray:
     v = np.array([x[0] for x in values])
     lo = np.array([x[1] for x in values])
     hi = np.array([x[2] for x in values])
-    return np.nan_to_num(np.vstack([v - lo, hi - v]) * 100)
+    return np.maximum(np.nan_to_num(np.vstack([v - lo, hi - v]) * 100), 0.0)
 
 
 def plot_head_to_head(run_dir, out_dir=None) -> Path:

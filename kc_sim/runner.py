@@ -33,7 +33,7 @@ from kc_sim.core import loop
 from kc_sim.core.legal import is_legal
 from kc_sim.core.policy import MEM_SIZE, random_policy
 from kc_sim.core.rng import derive
-from kc_sim.core.step import apply, close_turn, deal, next_turn
+from kc_sim.core.step import deal
 from kc_sim.errors import UserError
 from kc_sim.records import dealt_position, make_record, turns_from_log, write_records
 from kc_sim.rules import RuleSet, parse_rules
@@ -89,21 +89,7 @@ def _advance(st, a, pymask, vis, log):
     if a >= 0:
         if not is_legal(st, a):
             return -1
-        log[n] = a
-        n += 1
-        if a == L.STOP:
-            close_turn(st)
-            log[n] = loop.LOG_CLOSE + st[L.DREW] + 1
-            n += 1
-            if not st[L.DONE]:
-                next_turn(st)
-                log[n] = loop.LOG_TURN + st[L.SEAT]
-                n += 1
-        else:
-            apply(st, a)
-            if st[L.DONE]:
-                log[n] = loop.LOG_CLOSE + st[L.DREW] + 1
-                n += 1
+        n = loop.play_action(st, a, log, n)
     log[0] = n
     if st[L.DONE]:
         return 0

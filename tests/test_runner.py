@@ -12,7 +12,7 @@ import pytest
 from agents.base import AgentSpec, PythonAgent
 from agents.greedy import PythonGreedy
 from agents.registry import load_agent
-from kc_sim.observation import V_HAND, V_LEGAL, SeatView
+from kc_sim.observation import V_HAND, V_LEGAL
 from kc_sim import runner
 from kc_sim.actions import parse_action
 from kc_sim.cards import ALL_MASK

@@ -60,15 +60,39 @@ def seed_policies(mem, seed, players):
         mem[s, 0] = derive(seed, SEAT_STREAM + s)
 
 
+@nb.njit(cache=True, inline="always")
+def log_event(log, n, ev):
+    """Append ``ev`` at ``log[n]`` unless the log is empty (logging off); the new length."""
+    if log.shape[0] == 0:
+        return n
+    log[n] = ev
+    return n + 1
+
+
+@nb.njit(cache=True)
+def play_action(st, a, log, n):
+    """Apply the legal action ``a`` of the seat to act, appending its events to the log
+    (the action; after a stop, the turn's close with its draw and the next turn's open;
+    after the last card, the close). Returns the new log length."""
+    n = log_event(log, n, a)
+    if a == STOP:
+        close_turn(st)
+        n = log_event(log, n, LOG_CLOSE + st[DREW] + 1)
+        if not st[DONE]:
+            next_turn(st)
+            n = log_event(log, n, LOG_TURN + st[SEAT])
+    else:
+        apply(st, a)
+        if st[DONE]:
+            n = log_event(log, n, LOG_CLOSE + st[DREW] + 1)
+    return n
+
+
 @nb.njit(types.UniTuple(types.int64, 3)(I1, POLICIES_TYPE, I1, types.int64[:, ::1], I1), cache=True)
 def play_round(st, policies, seat_map, mem, log):
     """Play a dealt round to its end. ``log`` (may be empty) receives the turn events and
     action ids for game records. Returns (status, bad action, log length)."""
-    n = 0
-    logging = log.shape[0] > 0
-    if logging:
-        log[0] = LOG_TURN + st[SEAT]
-        n = 1
+    n = log_event(log, 0, LOG_TURN + st[SEAT])
     for _ in range(MAX_DECISIONS):
         if st[DONE]:
             return STATUS_OK, -1, n
@@ -76,24 +100,7 @@ def play_round(st, policies, seat_map, mem, log):
         a = policies[seat_map[seat]](st, seat, row_view(mem, seat))
         if not is_legal(st, a):
             return STATUS_ILLEGAL, a, n
-        if logging:
-            log[n] = a
-            n += 1
-        if a == STOP:
-            close_turn(st)
-            if logging:
-                log[n] = LOG_CLOSE + st[DREW] + 1
-                n += 1
-            if not st[DONE]:
-                next_turn(st)
-                if logging:
-                    log[n] = LOG_TURN + st[SEAT]
-                    n += 1
-        else:
-            apply(st, a)
-            if st[DONE] and logging:
-                log[n] = LOG_CLOSE + st[DREW] + 1
-                n += 1
+        n = play_action(st, a, log, n)
     return STATUS_TOO_LONG, -1, n
 
 
