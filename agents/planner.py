@@ -9,8 +9,9 @@ import numba as nb
 import numpy as np
 
 from agents.search import (
-    DEFAULT_WEIGHTS, MAX_NODES, MAX_PLAN, next_planned, store_plan, turn_search,
+    DEFAULT_WEIGHTS, MAX_NODES, MAX_PLAN, PLAN0, next_planned, store_plan, turn_search,
 )
+from kc_sim.core.legal import has_play
 from kc_sim.core.layout import STOP
 from kc_sim.core.policy import compiled_policy
 
@@ -21,6 +22,9 @@ _W = DEFAULT_WEIGHTS
 def plan_turn(st, seat, mem, w, max_nodes):
     """Search the turn from the current position, keep the best line in ``mem`` and
     return its first action (or stop)."""
+    if not has_play(st):     # nothing to place or move: no search needed
+        store_plan(mem, st, mem[PLAN0:], 0, 0)
+        return STOP
     plans = np.empty((1, MAX_PLAN + 1), np.int64)
     lens = np.zeros(1, np.int64)
     scores = np.zeros(1, np.int64)

@@ -58,16 +58,16 @@ NON_KINGS = ALL_MASK & ~KINGS_MASK
 #: longest action sequence a plan may hold (mem slots PLAN0..PLAN0+MAX_PLAN-1)
 MAX_PLAN = 56
 #: children listed per node at most (placements then moves)
-MAX_CHILDREN = 160
+MAX_CHILDREN = 96
 #: transposition table size (a power of two, > the node cap)
-TABLE_SIZE = 4096
+TABLE_SIZE = 1024
 #: default node cap of the planner's search
 MAX_NODES = 300
 
 # evaluation weights (index into a weights array)
 W_PEN, W_OPEN, W_FREE, W_DEAD, W_MODE = 0, 1, 2, 3, 4
 #: the default weights: penalty first (x1000), then what is left open to the next player
-DEFAULT_WEIGHTS = np.array([10, 6, 0, 0, 0], dtype=np.int64)
+DEFAULT_WEIGHTS = np.array([10, 60, 5, 0, 2], dtype=np.int64)
 
 # policy memory layout shared by planner and sampler (mem[0] is the seat's generator)
 M_TURN = 1          # st[TURNS] the plan was made for
@@ -161,7 +161,7 @@ def evaluate(h0, h1, top, base, unseen, table, side_ok, scoring, w, open_scale):
                 free += 1
     opened = popcount(unseen & targets)
     dead = 0
-    rest = h0 & np.int64(NON_KINGS)
+    rest = h0 & np.int64(NON_KINGS) if w[W_DEAD] != 0 else np.int64(0)
     buried = table & ~tops
     while rest:
         c = lowest(rest)
@@ -218,30 +218,40 @@ def _children(h0, top, base, side_ok, out):
             first_corner = p
             break
     # placements, by rank from king down
-    for r in range(13, 0, -1):
-        m = h0 & RANK_MASK[r]
-        while m:
-            c = lowest(m)
-            m &= m - 1
-            bit = np.int64(1) << c
-            for p in range(8):
-                t = top[p]
-                if t >= 0:
-                    if FITS_ON[t] & bit and n < MAX_CHILDREN:
-                        out[n] = c * 8 + p
-                        n += 1
-            if r == KING and first_corner >= 0 and n < MAX_CHILDREN:
-                out[n] = c * 8 + first_corner
-                n += 1
-            if first_side >= 0 and (side_ok & bit) and n < MAX_CHILDREN:
-                out[n] = c * 8 + first_side
-                n += 1
+    fit = np.int64(0)
+    tops = np.int64(0)
+    for p in range(8):
+        t = top[p]
+        if t >= 0:
+            fit |= FITS_ON[t]
+            tops |= np.int64(1) << t
+    placeable = h0 & fit
+    if first_side >= 0:
+        placeable |= h0 & side_ok
+    if first_corner >= 0:
+        placeable |= h0 & np.int64(KINGS_MASK)
+    if placeable:
+        for r in range(13, 0, -1):
+            m = placeable & RANK_MASK[r]
+            while m:
+                c = lowest(m)
+                m &= m - 1
+                bit = np.int64(1) << c
+                if fit & bit:
+                    par = FITS_UNDER[c] & tops
+                    for p in range(8):
+                        t = top[p]
+                        if t >= 0 and (par >> t) & 1 and n < MAX_CHILDREN:
+                            out[n] = c * 8 + p
+                            n += 1
+                if r == KING and first_corner >= 0 and n < MAX_CHILDREN:
+                    out[n] = c * 8 + first_corner
+                    n += 1
+                if first_side >= 0 and (side_ok & bit) and n < MAX_CHILDREN:
+                    out[n] = c * 8 + first_side
+                    n += 1
     # pile moves: only while the hand holds a card for the freed side
     if h0 & side_ok:
-        tops = np.int64(0)
-        for p in range(8):
-            if top[p] >= 0:
-                tops |= np.int64(1) << top[p]
         for s in range(4):
             b = base[s]
             if b < 0:
@@ -284,23 +294,36 @@ def _apply(h0, h1, top, base, a):
 
 
 @nb.njit(cache=True)
-def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores):
+def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True):
     """Search the seat's possible turns from the current position of ``st`` (own hand,
     piles and rules only). Keeps the ``k_best`` best distinct end positions: their action
     sequences in ``plans[i, :lens[i]]`` and their scores in ``scores[i]``, best first
     (``k_best`` <= plans.shape[0]). The empty plan (stop now) is always a candidate when
-    stopping is legal. Returns (number of plans kept, 1 if a line hit the depth cap)."""
+    stopping is legal. Returns (number of plans kept, 1 if a line hit the depth cap).
+
+    ``sleep``: use sleep sets (partial-order reduction): two placements on different
+    non-empty piles of different cards commute, so after exploring one order the other is
+    not tried again below (it would only reach positions already explored)."""
     D = MAX_PLAN + 1
-    H0 = np.empty(D, np.int64)
-    H1 = np.empty(D, np.int64)
-    TOP = np.empty((D, 8), np.int64)
-    BASE = np.empty((D, 8), np.int64)
-    KIDS = np.empty((D, MAX_CHILDREN), np.int64)
-    NK = np.zeros(D, np.int64)
-    IK = np.zeros(D, np.int64)
-    path = np.empty(D, np.int64)
+    SW = 7                  # words of a bit set over placement ids 0..415
+    buf = np.empty(D * (MAX_CHILDREN + 22 + 2 * SW) + k_best, np.int64)
+    H0 = buf[0:D]
+    H1 = buf[D:2 * D]
+    NK = buf[2 * D:3 * D]
+    IK = buf[3 * D:4 * D]
+    path = buf[4 * D:5 * D]
+    HK = buf[5 * D:6 * D]
+    TOP = buf[6 * D:14 * D].reshape((D, 8))
+    BASE = buf[14 * D:22 * D].reshape((D, 8))
+    KIDS = buf[22 * D:22 * D + D * MAX_CHILDREN].reshape((D, MAX_CHILDREN))
+    khash = buf[22 * D + D * MAX_CHILDREN:22 * D + D * MAX_CHILDREN + k_best]
+    SLEEP = buf[22 * D + D * MAX_CHILDREN + k_best:22 * D + D * MAX_CHILDREN + k_best + SW * D].reshape((D, SW))
+    EXPL = buf[22 * D + D * MAX_CHILDREN + k_best + SW * D:
+               22 * D + D * MAX_CHILDREN + k_best + 2 * SW * D].reshape((D, SW))
     keys = np.zeros(TABLE_SIZE, np.int64)
-    khash = np.zeros(k_best, np.int64)
+    for j in range(SW):
+        SLEEP[0, j] = 0
+    pile_bits = np.int64(0x0101010101010101)
 
     side_ok = np.int64(ALL_MASK) if st[RULES + R_KING_ON_EMPTY_SIDE] else np.int64(NON_KINGS)
     scoring = st[RULES + R_SCORING]
@@ -314,6 +337,7 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores):
         BASE[0, p] = st[PILE_BASE + p]
     H0[0] = st[HAND + 2 * seat]
     H1[0] = st[HAND + 2 * seat + 1]
+    HK[0] = pos_hash(H0[0], H1[0], TOP[0], BASE[0])
 
     n_kept = 0
     capped = 0
@@ -332,7 +356,7 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores):
                         stop_ok = False
             if stop_ok:
                 sc = evaluate(H0[d], H1[d], TOP[d], BASE[d], unseen, table, side_ok, scoring, w, open_scale)
-                hk = pos_hash(H0[d], H1[d], TOP[d], BASE[d])
+                hk = HK[d]
                 # insert into the k best (distinct positions), keeping order
                 if n_kept < k_best or sc < scores[n_kept - 1]:
                     i = n_kept if n_kept < k_best else k_best - 1
@@ -361,12 +385,32 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores):
             else:
                 NK[d] = _children(H0[d], TOP[d], BASE[d], side_ok, KIDS[d])
             IK[d] = 0
+            for j in range(SW):
+                EXPL[d, j] = 0
         if IK[d] >= NK[d]:
             d -= 1
             continue
         a = KIDS[d, IK[d]]
         IK[d] += 1
         e = d + 1
+        indep = sleep and a < MOVE_BASE and TOP[d, a & 7] >= 0
+        if indep:
+            wd = a >> 6
+            bt = np.int64(1) << (a & 63)
+            if SLEEP[d, wd] & bt:
+                continue
+            pm = ~(pile_bits << (a & 7))
+            cw = (a >> 3) >> 3
+            cm = ~(np.int64(0xFF) << (((a >> 3) & 7) * 8))
+            for j in range(SW):
+                x = (SLEEP[d, j] | EXPL[d, j]) & pm
+                if j == cw:
+                    x &= cm
+                SLEEP[e, j] = x
+            EXPL[d, wd] |= bt
+        else:
+            for j in range(SW):
+                SLEEP[e, j] = 0
         for p in range(8):
             TOP[e, p] = TOP[d, p]
             BASE[e, p] = BASE[d, p]
@@ -386,6 +430,7 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores):
         if nodes < TABLE_SIZE - 64:
             keys[slot] = hk
         path[d] = a
+        HK[e] = hk
         d = e
         fresh = True
     return n_kept, capped

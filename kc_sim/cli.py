@@ -92,12 +92,15 @@ def bench(
 
 def _register_commands():
     """Commands that live in their own modules."""
-    from kc_sim import cli_play, cli_tournament
+    from kc_sim import cli_analysis, cli_play, cli_tournament
 
     app.command("tournament")(cli_tournament.tournament)
     app.command("bench-agent")(cli_tournament.bench_agent)
     app.command("play")(cli_play.play)
     app.command("replay")(cli_play.replay)
+    app.command("plot")(cli_analysis.plot)
+    app.command("report")(cli_analysis.report)
+    app.command("run")(cli_analysis.run)
 
 
 _register_commands()

@@ -9,7 +9,7 @@ the run folders (default ``results/experiments/<name>/``; with ``--scale`` other
 
 The schema::
 
-    name = "king_first"                 # required: letters, digits, _ and -; the folder name
+    name = "king_first"                 # required: letters, digits, _ - and . (not first); the folder name
     question = "Does king-first beat greedy, and by how much?"    # required
     notes = "free text (markdown) printed under the question"     # optional
     seed = 2024                         # optional: default seed of every run (else 0)
@@ -73,7 +73,7 @@ _TOP_KEYS = {"name", "question", "notes", "seed", "compare", "defaults", "runs"}
 _RUN_KEYS = {"name", "agents", "players", "rules", "rounds", "matches", "seed", "chunk_size", "baseline"}
 _DEFAULT_KEYS = _RUN_KEYS - {"name", "baseline"}
 _COMPARE_KEYS = {"seats": {"kind"}, "head_to_head": {"kind", "agent", "opponent", "pairs"}, "rules": {"kind"}}
-_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")      # a folder name; never "." or ".."
 
 
 @dataclass(frozen=True)
@@ -428,7 +428,7 @@ def findings_markdown(exp: Experiment, specs, run_dirs: dict, out: Path, *, scal
 
 
 def _seats_section(exp, specs, datas):
-    from kc_sim.plots import fmt_pct
+    from kc_sim.plots import cluster_rate, fmt_pct
 
     kmax = max(d.players for d in datas.values())
     header = ["run", "players", "rules"] + [f"position {p + 1}" + (" (first)" if p == 0 else "") for p in range(kmax)] \
@@ -437,15 +437,14 @@ def _seats_section(exp, specs, datas):
     for s in specs:
         d = datas[s.name]
         f = _seat_figures(d)
-        pos = [fmt_pct(*r["win"]) for r in f["positions"]] + ["-"] * (kmax - d.players)
+        pos = [fmt_pct(*r["win"], digits=2) for r in f["positions"]] + ["-"] * (kmax - d.players)
         blocked = d.blocked.astype(np.float64)
-        from kc_sim.plots import cluster_rate
         rows.append([s.name, d.players, d.rules_label, *pos, _pp(*f["edge_equal"]), _pp(*f["first_last"]),
                      fmt_pct(*cluster_rate(blocked, d.group), digits=3)])
         first = f["positions"][0]["win"]
         verdict = {1: "an advantage", -1: "a disadvantage", 0: "no detectable advantage"}[_excludes(f["edge_equal"], 0)]
         summary.append(f"{s.name} ({d.players} players, {d.rules_label}): the first player wins "
-                       f"{fmt_pct(*first)} of rounds, {_pp(*f['edge_equal'])} over an equal share of the rounds "
+                       f"{fmt_pct(*first, digits=2)} of rounds, {_pp(*f['edge_equal'])} over an equal share of the rounds "
                        f"not blocked ({verdict}); first vs last seat {_pp(*f['first_last'])}.")
     body = ["Win rate by position in turn order (position 1 plays first, left of the dealer). "
             "\"First seat vs equal share\": the first seat's win rate minus (1 - blocked share) / players.", "",
@@ -662,8 +661,14 @@ def _rules_section(exp, specs, datas):
                                ("mean penalty", dp, lambda c: _signed(*c))):
             if _excludes(ci, 0.0):
                 parts.append(f"{label} {fmt(ci)}")
-        if paired and other.sum() == 0:
-            parts.append("every round has the same result as under the baseline (same deals, same play)")
+        same_play = paired and other.sum() == 0 and np.array_equal(d.turns, e.turns) \
+            and np.array_equal(d.actions, e.actions)
+        if same_play and np.array_equal(d.penalty, e.penalty):
+            parts.append("every round is identical to the baseline's on the same deal (same turns, actions, "
+                         "winner and penalties): the agents already play this way")
+        elif same_play:
+            parts.append("the play is unchanged (every round has the same turns, actions and winner as the "
+                         "baseline's on the same deal); only the penalties differ")
         elif paired:
             parts.append(f"{fmt_pct(*changed_ci, digits=2)} of rounds end with another winner or block than "
                          "under the baseline on the same deal")

@@ -155,6 +155,12 @@ def rules_label(spec: str) -> str:
     return ",".join([best[0], *best[1]])
 
 
+def _base_label(label: str) -> str:
+    """``greedy#2`` -> ``greedy`` (copies of one agent in self-play)."""
+    head, _, tail = label.rpartition("#")
+    return head if head and tail.isdigit() else label
+
+
 def _int(table, name: str, fill: int = -1, dtype=np.int64) -> np.ndarray:
     return table.column(name).fill_null(fill).to_numpy().astype(dtype)
 
@@ -278,7 +284,9 @@ def _wilson(k: float, n: float, z: float = Z95) -> tuple[float, float]:
     den = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / den
     half = z * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0)) / den
-    return max(0.0, centre - half), min(1.0, centre + half)
+    lo = 0.0 if p <= 0 else max(0.0, centre - half)
+    hi = 1.0 if p >= 1 else min(1.0, centre + half)
+    return lo, hi
 
 
 def cluster_rate(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, float]:
@@ -505,7 +513,7 @@ def plot_seats(run_dir, out_dir=None) -> Path:
     k = data.players
     series = [("all agents", position_rows(data))]
     seen = data.agents_seen()
-    if len(seen) > 1:
+    if len({_base_label(data.labels[a]) for a in seen}) > 1:      # not self-play
         series += [(data.labels[a], position_rows(data, a)) for a in seen]
     fig = _figure(max(8.0, 1.4 * k + 4))
     ax = fig.add_subplot(1, 1, 1)

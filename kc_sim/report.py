@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kc_sim.plots import (FIGURES, RunData, agent_rows, cluster_mean, cluster_rate, end_rows, fmt_num, fmt_pct,
+from kc_sim.plots import (FIGURES, RunData, _base_label, agent_rows, cluster_mean, cluster_rate, end_rows, fmt_num, fmt_pct,
                           head_to_head, load_run, position_rows)
 
 REPORT_FILE = "report.html"
@@ -78,7 +78,7 @@ def head_to_head_table(data: RunData):
 def positions_table(data: RunData):
     seen = data.agents_seen()
     series = [("all agents", position_rows(data))]
-    if len(seen) > 1:
+    if len({_base_label(data.labels[a]) for a in seen}) > 1:      # not self-play
         series += [(data.labels[a], position_rows(data, a)) for a in seen]
     header = ["position in turn order"] + [name for name, _ in series]
     rows = []

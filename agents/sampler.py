@@ -1,0 +1,246 @@
+"""The ``sampler`` agent (compiled): determinized Monte Carlo over the planner's best plans.
+
+At the start of each turn where it has something to play, the sampler
+
+1. lists candidate plans for the turn: the ``K_PLANS`` best lines of the planner's turn
+   search (:func:`agents.search.turn_search`) plus "stop now";
+2. samples ``budget`` worlds consistent with what its seat has seen: the unseen cards
+   (every card that is neither in its hand nor on the table) shuffled with its own
+   generator (``mem[0]``) and dealt into the opponents' hands (of their known sizes) and
+   the stock (of its known size);
+3. in every world (the same worlds for every candidate: common random numbers) plays the
+   candidate, ends the turn (drawing from the sampled stock), and rolls the round out with
+   the fast rollout policy for every seat (``planner`` with a small node cap, see
+   :data:`ROLLOUT_NODES`), for at most :data:`HORIZON` more turns;
+4. plays the candidate with the lowest mean of its objective: its own hand penalty minus
+   the mean penalty of the opponents, at the end of the rollout (the round's end, or the
+   horizon), ties to the earlier candidate (the planner's order).
+
+It reads only what its seat may see (its hand, the piles, the stock size, hand sizes and
+the header); it never reads another hand or the stock order (``st[STOCK:]``), so the
+hidden cards may be permuted without changing any decision (tested). The chosen plan is
+kept in ``mem`` and replayed like the planner's.
+
+Names: ``sampler`` uses :data:`DEFAULT_BUDGET` worlds per decision; ``sampler:N`` uses N
+(1 to 4096), e.g. ``sampler:64``. See docs/strong_agents.md.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numba as nb
+import numpy as np
+
+from agents.common import greedy_action
+from agents.planner import planner_act
+from agents.search import (
+    DEFAULT_WEIGHTS, MAX_NODES, MAX_PLAN, PLAN0, next_planned, store_plan, turn_search, unseen_mask,
+)
+from kc_sim.core.bits import lowest
+from kc_sim.core.layout import (
+    DONE, HAND, HAND_N, PILE_BASE, PILE_MASK, PILE_SIZE, PILE_TOP, PLAYERS, RULES, SEAT, STATE_SIZE, STOCK,
+    STOCK_LEN, STOCK_POS, STOP,
+)
+from kc_sim.core.legal import has_play, stop_legal
+from kc_sim.core.policy import MEM_SIZE, POLICY_SIG, compiled_policy
+from kc_sim.core.rng import below
+from kc_sim.core.step import add_to_hand, apply, hand_penalty
+from kc_sim.rules import R_DECKS
+
+#: worlds sampled per decision by ``sampler``
+DEFAULT_BUDGET = 12
+#: most budget a ``sampler:N`` name may ask for
+MAX_BUDGET = 4096
+#: candidate plans taken from the turn search (plus "stop now")
+K_PLANS = 4
+#: node cap of the turn search that proposes the candidates
+SEARCH_NODES = MAX_NODES
+#: node cap of the planner used as the rollout policy (for every seat)
+ROLLOUT_NODES = 40
+#: turns played after the candidate's own turn before the rollout is scored
+HORIZON = 12
+#: decisions a rollout may take at most (a guard)
+ROLLOUT_DECISIONS = 4000
+
+
+@nb.njit(cache=True)
+def unseen_cards(st, seat, out):
+    """Write the cards the seat has not seen (with multiplicity for two decks, ascending
+    card id) into ``out``; returns their number."""
+    n = 0
+    if st[RULES + R_DECKS] == 1:
+        m = unseen_mask(st, seat)
+        while m:
+            out[n] = lowest(m)
+            n += 1
+            m &= m - 1
+        return n
+    h0 = st[HAND + 2 * seat]
+    h1 = st[HAND + 2 * seat + 1]
+    for c in range(52):
+        seen = ((h0 >> c) & 1) + ((h1 >> c) & 1)
+        for p in range(8):
+            seen += (st[PILE_MASK + p] >> c) & 1
+        for _ in range(2 - seen):
+            out[n] = c
+            n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def visible_copy(st, seat, w):
+    """Copy into ``w`` what the seat may see: the header, its hand, hand sizes and the
+    piles. Other hands and the stock are left empty (zero)."""
+    w[:] = 0
+    for i in range(HAND):
+        w[i] = st[i]
+    w[HAND + 2 * seat] = st[HAND + 2 * seat]
+    w[HAND + 2 * seat + 1] = st[HAND + 2 * seat + 1]
+    w[HAND_N + seat] = st[HAND_N + seat]
+    for p in range(8):
+        w[PILE_MASK + p] = st[PILE_MASK + p]
+        w[PILE_BASE + p] = st[PILE_BASE + p]
+        w[PILE_TOP + p] = st[PILE_TOP + p]
+        w[PILE_SIZE + p] = st[PILE_SIZE + p]
+
+
+@nb.njit(cache=True)
+def deal_world(vis, st, seat, cards, n, rng, w):
+    """A world: ``vis`` (the visible copy) with the ``n`` unseen ``cards`` shuffled by the
+    generator ``rng[0]`` and dealt to the other seats (their known hand sizes, in seat
+    order) and to the stock (its known size). Reads only hand sizes and the stock size
+    from ``st``."""
+    for i in range(n - 1, 0, -1):
+        j = below(rng, 0, i + 1)
+        t = cards[i]
+        cards[i] = cards[j]
+        cards[j] = t
+    w[:] = vis
+    k = 0
+    for s in range(st[PLAYERS]):
+        if s == seat:
+            continue
+        for _ in range(st[HAND_N + s]):
+            add_to_hand(w, s, cards[k])
+            k += 1
+    pos = st[STOCK_POS]
+    for i in range(pos, st[STOCK_LEN]):
+        w[STOCK + i] = cards[k]
+        k += 1
+
+
+@nb.njit(cache=True)
+def rollout(w, seat, pmem, horizon, nodes):
+    """Play the round in world ``w`` on with the rollout policy for every seat, for at most
+    ``horizon`` turn changes; returns the seat's objective: its hand penalty minus the mean
+    hand penalty of the others."""
+    pmem[:, :] = 0
+    turns = 0
+    for _ in range(ROLLOUT_DECISIONS):
+        if w[DONE] or turns >= horizon:
+            break
+        s = w[SEAT]
+        if nodes > 0:
+            a = planner_act(w, s, pmem[s], DEFAULT_WEIGHTS, nodes)
+        else:
+            a = greedy_action(w, s)
+            if a < 0:
+                a = STOP
+        apply(w, a)
+        if a == STOP:
+            turns += 1
+    players = w[PLAYERS]
+    mine = hand_penalty(w, seat)
+    others = 0
+    for s in range(players):
+        if s != seat:
+            others += hand_penalty(w, s)
+    return float(mine) - others / (players - 1)
+
+
+@nb.njit(cache=True)
+def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES):
+    """The sampler's decision with ``budget`` worlds per decision, rollouts of at most
+    ``horizon`` turns with the planner capped at ``nodes`` positions (0: greedy)."""
+    a = next_planned(mem, st)
+    if a >= 0:
+        return a
+    if not has_play(st):
+        store_plan(mem, st, mem[PLAN0:], 0, 0)
+        return STOP
+    k_max = K_PLANS + 1
+    plans = np.zeros((k_max, MAX_PLAN + 1), np.int64)
+    lens = np.zeros(k_max, np.int64)
+    scores = np.zeros(k_max, np.int64)
+    k, _ = turn_search(st, seat, DEFAULT_WEIGHTS, SEARCH_NODES, K_PLANS, plans, lens, scores, True)
+    has_stop = False
+    for i in range(k):
+        if lens[i] == 0:
+            has_stop = True
+    if not has_stop and (k == 0 or stop_legal(st)):
+        lens[k] = 0
+        k += 1
+    if k == 1 or budget <= 0:
+        return _play(mem, st, plans[0], lens[0])
+    cards = np.empty(104, np.int64)
+    n = unseen_cards(st, seat, cards)
+    expected = st[STOCK_LEN] - st[STOCK_POS]
+    for s in range(st[PLAYERS]):
+        if s != seat:
+            expected += st[HAND_N + s]
+    if n != expected:                     # cannot happen: every card is somewhere
+        return _play(mem, st, plans[0], lens[0])
+    vis = np.empty(STATE_SIZE, np.int64)
+    visible_copy(st, seat, vis)
+    world = np.empty(STATE_SIZE, np.int64)
+    w = np.empty(STATE_SIZE, np.int64)
+    pmem = np.zeros((st[PLAYERS], MEM_SIZE), np.int64)
+    total = np.zeros(k, np.float64)
+    for _ in range(budget):
+        deal_world(vis, st, seat, cards, n, mem, world)
+        for i in range(k):
+            w[:] = world
+            for j in range(lens[i]):
+                apply(w, plans[i, j])
+            if not w[DONE]:
+                apply(w, STOP)
+            total[i] += rollout(w, seat, pmem, horizon, nodes)
+    best = 0
+    for i in range(1, k):
+        if total[i] < total[best]:
+            best = i
+    return _play(mem, st, plans[best], lens[best])
+
+
+@nb.njit(cache=True)
+def _play(mem, st, plan, n):
+    store_plan(mem, st, plan, n, 1 if n >= MAX_PLAN else 0)
+    if n == 0:
+        return STOP
+    return plan[0]
+
+
+@compiled_policy
+def sampler_policy(st, seat, mem):
+    """``sampler``: determinized Monte Carlo. At the start of a turn with something to play,
+    takes the planner's 4 best lines plus "stop", plays each in 12 worlds sampled from the
+    cards its seat has not seen (the same worlds for every line), rolls each world out with a
+    light planner for every seat and keeps the line with the lowest mean of (own penalty -
+    mean opponent penalty). ``sampler:N`` samples N worlds. Seeded from mem[0]: deterministic."""
+    return sampler_act(st, seat, mem, DEFAULT_BUDGET)
+
+
+@lru_cache(maxsize=None)
+def sampler_with_budget(budget: int):
+    """A compiled sampler policy with ``budget`` worlds per decision (compiled on first use)."""
+    budget = int(budget)
+    if budget == DEFAULT_BUDGET:
+        return sampler_policy
+
+    def policy(st, seat, mem):
+        return sampler_act(st, seat, mem, budget)
+
+    policy.__doc__ = (f"``sampler:{budget}``: the sampler (determinized Monte Carlo over the planner's best "
+                      f"lines) with {budget} sampled worlds per decision.")
+    return nb.njit(POLICY_SIG)(policy)
