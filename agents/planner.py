@@ -9,7 +9,7 @@ import numba as nb
 import numpy as np
 
 from agents.search import (
-    DEFAULT_WEIGHTS, MAX_NODES, MAX_PLAN, PLAN0, next_planned, store_plan, turn_search,
+    DEFAULT_WEIGHTS, MAX_NODES, MAX_PLAN, PLAN0, next_planned, store_plan, turn_search, would_block,
 )
 from kc_sim.core.legal import has_play
 from kc_sim.core.layout import STOP
@@ -19,7 +19,7 @@ _W = DEFAULT_WEIGHTS
 
 
 @nb.njit(cache=True)
-def plan_turn(st, seat, mem, w, max_nodes):
+def plan_turn(st, seat, mem, w, max_nodes, avoid_block=True):
     """Search the turn from the current position, keep the best line in ``mem`` and
     return its first action (or stop)."""
     if not has_play(st):     # nothing to place or move: no search needed
@@ -28,7 +28,8 @@ def plan_turn(st, seat, mem, w, max_nodes):
     plans = np.empty((1, MAX_PLAN + 1), np.int64)
     lens = np.zeros(1, np.int64)
     scores = np.zeros(1, np.int64)
-    n, _ = turn_search(st, seat, w, max_nodes, 1, plans, lens, scores)
+    root_ok = not (avoid_block and would_block(st))
+    n, _ = turn_search(st, seat, w, max_nodes, 1, plans, lens, scores, True, root_ok)
     if n == 0:               # cannot happen: some end of the turn is always legal
         return STOP
     store_plan(mem, st, plans[0], lens[0], 1 if lens[0] >= MAX_PLAN else 0)
@@ -38,19 +39,19 @@ def plan_turn(st, seat, mem, w, max_nodes):
 
 
 @nb.njit(cache=True)
-def planner_act(st, seat, mem, w, max_nodes):
+def planner_act(st, seat, mem, w, max_nodes, avoid_block=True):
     """The planner's decision with evaluation weights ``w`` and a node cap."""
     a = next_planned(mem, st)
     if a >= 0:
         return a
-    return plan_turn(st, seat, mem, w, max_nodes)
+    return plan_turn(st, seat, mem, w, max_nodes, avoid_block)
 
 
 @compiled_policy
 def planner_policy(st, seat, mem):
     """``planner``: at the start of its turn, searches every order of placements and pile
     moves it could make (de-duplicating equal positions, first empty side/corner only,
-    at most 300 positions) and plays the line that leaves the lowest hand penalty, then
+    at most 500 positions) and plays the line that leaves the lowest hand penalty, then
     the fewest openings for unseen cards, the fewest free sides and pile moves for the next
     player, and the fewest dead cards in hand (docs/strong_agents.md).
 

@@ -13,6 +13,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import re
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -20,10 +21,12 @@ from pathlib import Path
 from agents.base import AgentSpec, PythonAgent
 from kc_sim.errors import UserError
 
-__all__ = ["ALIASES", "builtin_agents", "builtin_names", "load_agent", "spec_from_object"]
+__all__ = ["ALIASES", "BASELINES", "builtin_agents", "builtin_names", "load_agent", "spec_from_object"]
 
 #: alias -> canonical built-in name
 ALIASES = {"merger": "pile-merger"}
+#: the four baseline agents new agents are measured against
+BASELINES = ("random", "greedy", "king-first", "pile-merger")
 LOAD_HELP = "or give package.module:Name or path/to/file.py:Name (a compiled policy or a PythonAgent subclass)"
 
 
@@ -37,6 +40,8 @@ def _builtins() -> dict[str, AgentSpec]:
     from agents.greedy import greedy_policy
     from agents.king_first import king_first_policy
     from agents.merger import merger_policy
+    from agents.planner import planner_policy
+    from agents.sampler import DEFAULT_BUDGET, sampler_policy
     from kc_sim.core.policy import random_policy
 
     specs = [
@@ -48,6 +53,11 @@ def _builtins() -> dict[str, AgentSpec]:
                   policy=king_first_policy, source="king-first"),
         AgentSpec("pile-merger", "makes every pile move it can, fills freed sides with its highest cards, "
                   "then plays like greedy", policy=merger_policy, source="pile-merger"),
+        AgentSpec("planner", "searches every order of its turn's placements and pile moves and plays the line "
+                  "whose end position scores best: the penalty kept, weighed against what it opens to the next player",
+                  policy=planner_policy, source="planner"),
+        AgentSpec("sampler", f"determinized Monte Carlo over the planner's best lines ({DEFAULT_BUDGET} sampled "
+                  "worlds per decision; sampler:N for N)", policy=sampler_policy, source="sampler"),
     ]
     out = {s.name: s for s in specs}
     for alias, name in ALIASES.items():
@@ -65,12 +75,21 @@ def builtin_names() -> list[str]:
     return [n for n in _builtins() if n not in ALIASES]
 
 
-def _known_text() -> str:
-    names = []
+def builtin_labels() -> dict[str, str]:
+    """Each canonical built-in name with its aliases and parameterised form, e.g.
+    ``pile-merger (alias merger)``, ``sampler (or sampler:N)``."""
+    labels = {}
     for n in builtin_names():
         alias = [a for a, c in ALIASES.items() if c == n]
-        names.append(f"{n} (alias {', '.join(alias)})" if alias else n)
-    return ", ".join(names)
+        text = f"{n} (alias {', '.join(alias)})" if alias else n
+        if n in PARAMETERISED:
+            text += f" (or {n}:N)"
+        labels[n] = text
+    return labels
+
+
+def _known_text() -> str:
+    return ", ".join(builtin_labels().values())
 
 
 def load_agent(name) -> AgentSpec:
@@ -84,6 +103,9 @@ def load_agent(name) -> AgentSpec:
     key = name.lower().replace("_", "-")
     if key in known:
         return known[key]
+    param = _parameterised(key)
+    if param is not None:
+        return param
     if ":" in name and not name.endswith(":"):
         where, attr = name.rsplit(":", 1)
         if where and attr.isidentifier():
@@ -98,6 +120,34 @@ def load_agent(name) -> AgentSpec:
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.5)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise UserError(f"unknown agent {name!r}{hint}: known agents are {_known_text()}, {LOAD_HELP}")
+
+
+#: built-in agents that take one integer option after a colon: name -> (option, lowest, highest)
+PARAMETERISED = {"sampler": ("worlds sampled per decision", 1, 4096)}
+
+
+def _parameterised(key: str):
+    """``sampler:N`` (or ``sampler-N``): a built-in with its integer option (None if ``key`` is
+    not of that form). The canonical name is ``sampler-N`` (results label agents by it; a
+    colon would read as ``module:Name``), and ``sampler`` for the default option."""
+    m = re.fullmatch(r"([a-z][a-z-]*?)[:-](.*)", key)
+    if m is None or m.group(1) not in PARAMETERISED:
+        return None
+    base, value = m.group(1), m.group(2)
+    what, lo, hi = PARAMETERISED[base]
+    if not value.isdigit() or not lo <= int(value) <= hi:
+        raise UserError(f"bad agent {key!r}: {base}:N takes N = {what}, an integer from {lo} to {hi}")
+    return _parameterised_spec(base, int(value))
+
+
+@lru_cache(maxsize=None)
+def _parameterised_spec(base: str, value: int) -> AgentSpec:
+    if base == "sampler":
+        from agents.sampler import DEFAULT_BUDGET, sampler_with_budget
+        name = "sampler" if value == DEFAULT_BUDGET else f"sampler-{value}"
+        return AgentSpec(name, f"the sampler with {value} sampled worlds per decision",
+                         policy=sampler_with_budget(value), source=name)
+    raise KeyError(base)  # pragma: no cover
 
 
 def _is_path(where: str) -> bool:

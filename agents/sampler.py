@@ -11,18 +11,22 @@ At the start of each turn where it has something to play, the sampler
 3. in every world (the same worlds for every candidate: common random numbers) plays the
    candidate, ends the turn (drawing from the sampled stock), and rolls the round out with
    the fast rollout policy for every seat (``planner`` with a small node cap, see
-   :data:`ROLLOUT_NODES`), for at most :data:`HORIZON` more turns;
+   :data:`ROLLOUT_NODES`), for at most :data:`HORIZON` more turns (to the end of the round
+   once the stock is empty);
 4. plays the candidate with the lowest mean of its objective: its own hand penalty minus
-   the mean penalty of the opponents, at the end of the rollout (the round's end, or the
-   horizon), ties to the earlier candidate (the planner's order).
+   the mean hand penalty of the opponents where the rollout stops, minus
+   :data:`WIN_WEIGHT` if the seat won the round in the rollout, plus :data:`WIN_WEIGHT` if
+   the round ended otherwise (another seat won, or it was blocked). Ties go to the earlier
+   candidate (the planner's order).
 
 It reads only what its seat may see (its hand, the piles, the stock size, hand sizes and
 the header); it never reads another hand or the stock order (``st[STOCK:]``), so the
 hidden cards may be permuted without changing any decision (tested). The chosen plan is
 kept in ``mem`` and replayed like the planner's.
 
-Names: ``sampler`` uses :data:`DEFAULT_BUDGET` worlds per decision; ``sampler:N`` uses N
-(1 to 4096), e.g. ``sampler:64``. See docs/strong_agents.md.
+Names: ``sampler`` uses :data:`DEFAULT_BUDGET` worlds per decision; ``sampler:N`` (or
+``sampler-N``) uses N (1 to 4096), e.g. ``sampler:64``, recorded in results as
+``sampler-64``. See docs/strong_agents.md.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from agents.search import (
 from kc_sim.core.bits import lowest
 from kc_sim.core.layout import (
     DONE, HAND, HAND_N, PILE_BASE, PILE_MASK, PILE_SIZE, PILE_TOP, PLAYERS, RULES, SEAT, STATE_SIZE, STOCK,
-    STOCK_LEN, STOCK_POS, STOP,
+    STOCK_LEN, STOCK_POS, STOP, WINNER,
 )
 from kc_sim.core.legal import has_play, stop_legal
 from kc_sim.core.policy import MEM_SIZE, POLICY_SIG, compiled_policy
@@ -59,7 +63,9 @@ SEARCH_NODES = MAX_NODES
 #: node cap of the planner used as the rollout policy (for every seat)
 ROLLOUT_NODES = 40
 #: turns played after the candidate's own turn before the rollout is scored
-HORIZON = 12
+HORIZON = 6
+#: added to the objective when an opponent wins the rollout, taken off when the seat wins
+WIN_WEIGHT = 10.0
 #: decisions a rollout may take at most (a guard)
 ROLLOUT_DECISIONS = 4000
 
@@ -131,7 +137,7 @@ def deal_world(vis, st, seat, cards, n, rng, w):
 
 
 @nb.njit(cache=True)
-def rollout(w, seat, pmem, horizon, nodes):
+def rollout(w, seat, pmem, horizon, nodes, win_w, block_loss):
     """Play the round in world ``w`` on with the rollout policy for every seat, for at most
     ``horizon`` turn changes; returns the seat's objective: its hand penalty minus the mean
     hand penalty of the others."""
@@ -156,11 +162,17 @@ def rollout(w, seat, pmem, horizon, nodes):
     for s in range(players):
         if s != seat:
             others += hand_penalty(w, s)
-    return float(mine) - others / (players - 1)
+    v = float(mine) - others / (players - 1)
+    if w[DONE]:
+        if w[WINNER] == seat:
+            v -= win_w
+        elif w[WINNER] >= 0 or block_loss:
+            v += win_w
+    return v
 
 
 @nb.njit(cache=True)
-def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES):
+def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win_w=WIN_WEIGHT, block_loss=True):
     """The sampler's decision with ``budget`` worlds per decision, rollouts of at most
     ``horizon`` turns with the planner capped at ``nodes`` positions (0: greedy)."""
     a = next_planned(mem, st)
@@ -197,6 +209,8 @@ def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES):
     w = np.empty(STATE_SIZE, np.int64)
     pmem = np.zeros((st[PLAYERS], MEM_SIZE), np.int64)
     total = np.zeros(k, np.float64)
+    if st[STOCK_LEN] <= st[STOCK_POS]:      # no stock left: the round's end is near, play it out
+        horizon = ROLLOUT_DECISIONS
     for _ in range(budget):
         deal_world(vis, st, seat, cards, n, mem, world)
         for i in range(k):
@@ -205,7 +219,7 @@ def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES):
                 apply(w, plans[i, j])
             if not w[DONE]:
                 apply(w, STOP)
-            total[i] += rollout(w, seat, pmem, horizon, nodes)
+            total[i] += rollout(w, seat, pmem, horizon, nodes, win_w, block_loss)
     best = 0
     for i in range(1, k):
         if total[i] < total[best]:
@@ -225,9 +239,10 @@ def _play(mem, st, plan, n):
 def sampler_policy(st, seat, mem):
     """``sampler``: determinized Monte Carlo. At the start of a turn with something to play,
     takes the planner's 4 best lines plus "stop", plays each in 12 worlds sampled from the
-    cards its seat has not seen (the same worlds for every line), rolls each world out with a
-    light planner for every seat and keeps the line with the lowest mean of (own penalty -
-    mean opponent penalty). ``sampler:N`` samples N worlds. Seeded from mem[0]: deterministic."""
+    cards its seat has not seen (the same worlds for every line), rolls each world out for 6
+    turns with a light planner for every seat, and keeps the line with the best mean of
+    (own penalty - mean opponent penalty, -10 for a win, +10 for a loss or a blocked round).
+    ``sampler:N`` samples N worlds. Random only from mem[0]: deterministic."""
     return sampler_act(st, seat, mem, DEFAULT_BUDGET)
 
 

@@ -5,7 +5,7 @@ At the start of its turn an agent may place cards and move side piles in any ord
 round (its hand, the piles, the rule switches; nothing hidden), on a compact position:
 
 * ``h0, h1``: the hand as two card masks (plane 1 = second copies with two decks);
-* ``top[p], base[p]`` for the 8 piles (-1 when empty).
+* ``tops``, ``bases``: the 8 pile tops and bases packed 6 bits each (card + 1, 0 when empty).
 
 Nothing else matters to the rules within a turn (which cards lie under a top never does).
 Every node is a possible end of the turn (stopping is always allowed, except under
@@ -16,30 +16,39 @@ reaches them.
 Pruning and de-duplication:
 
 * **transpositions**: a position reached by two orders of the same actions is expanded
-  once (a hash of the hand and the 8 tops and bases in a small open-addressing table);
+  once (a hash of the hand and the packed tops and bases in a small open-addressing table);
 * **symmetry**: empty sides are interchangeable, and so are empty corners, so a card (or
   a pile) goes only to the *first* empty side (corner);
-* **no empty-pile moves**: a pile move always frees a side, so moves are explored only
+* **sleep sets**: placements of different cards on different non-empty piles commute, so
+  once one order is explored the other is not tried again below it;
+* **no pointless moves**: a pile move always frees a side, so moves are explored only
   while the hand holds a card an empty side would take;
 * a node cap (``max_nodes``) and a depth cap (``MAX_PLAN``) bound the work; the children
   are tried highest-ranked card first, so a capped search has already seen the
   greedy-like lines.
 
-The evaluation (lower is better), in :func:`evaluate`:
+The evaluation (lower is better), in :func:`evaluate`, with the weights ``w``
+(``DEFAULT_WEIGHTS`` = ``[W_PEN, W_OPEN, W_FREE, W_DEAD, W_MODE]`` = ``[10, 60, 5, 0, 2]``)::
 
-1. ``W_PEN`` x the penalty of the hand the seat keeps (10 per king and 1 per other card
-   under ``kings10``, face values under ``face``); going out scores 0 and always wins;
-2. ``W_OPEN`` x the number of *unseen* cards (not in the hand, not on the table: they are in
-   other hands or the stock) that the next player could place on what is left open:
-   the tops, empty corners (kings) and empty sides (any card);
-3. ``W_FREE`` x the number of empty sides plus legal side-pile moves left to the next
-   player (each lets them free a side and dump any card there);
-4. ``W_DEAD`` x the number of cards kept in hand whose two parents (the cards they fit
-   on) are both already played on the table and not on top, and that are not kings
-   (such a card can only ever leave the hand through an empty side).
+    score = 64 * (W_PEN * penalty + W_FREE * free + W_DEAD * dead) + W_OPEN * opened * scale
 
-The penalty weight dominates: the search sheds as much penalty as it can this turn and
-uses the other terms to choose between equally shedding lines.
+* ``penalty``: the hand the seat keeps (10 per king and 1 per other card under
+  ``kings10``, face values under ``face``); going out scores 0 and beats everything;
+* ``opened``: the number of *unseen* cards (neither in the hand nor on the table: they are
+  in other hands or the stock) that could be placed on what is left open: the tops, empty
+  corners (kings) and empty sides (any card);
+* ``scale`` (:func:`open_weight_scale`): 64 x the share of the unseen cards held by the
+  next player (``W_MODE`` 2; 1: by all opponents; 0: always 64), i.e. how likely an opened
+  card is to be used at once: openings weigh little early, when most unseen cards are in
+  the stock, and fully once the stock is empty;
+* ``free``: empty sides plus the side-pile moves left to the next player (each lets them
+  free a side and dump any card there);
+* ``dead``: kept non-king cards whose two parents are both buried on the table (weight 0
+  by default: it never changed a decision in our tests).
+
+A card shed is worth 640, an opened unseen card up to 3,840: the planner sheds
+everything early in a round and, later, keeps back cards that would open two or more of
+its opponent's likely cards.
 """
 
 from __future__ import annotations
@@ -49,7 +58,10 @@ import numpy as np
 
 from kc_sim.cards import ALL_MASK, FITS_ON, FITS_UNDER, KING, KINGS_MASK, RANK, RANK_MASK
 from kc_sim.core.bits import lowest, popcount
-from kc_sim.core.layout import HAND, HAND_N, PLAYERS, MOVE_BASE, PILE_BASE, PILE_MASK, PILE_TOP, RULES, STOP, TURN_ACTIONS, TURNS
+from kc_sim.core.layout import (
+    HAND, HAND_N, IDLE, MOVE_BASE, PILE_BASE, PILE_MASK, PILE_TOP, PLAYERS, RULES, STOCK_LEN, STOCK_POS, STOP,
+    TURN_ACTIONS, TURNS,
+)
 from kc_sim.core.legal import is_legal
 from kc_sim.core.step import FACE_VALUE
 from kc_sim.rules import R_DECKS, R_KING_ON_EMPTY_SIDE, R_MUST_PLAY_KINGS, R_SCORING
@@ -62,11 +74,11 @@ MAX_CHILDREN = 96
 #: transposition table size (a power of two, > the node cap)
 TABLE_SIZE = 1024
 #: default node cap of the planner's search
-MAX_NODES = 300
+MAX_NODES = 500
 
 # evaluation weights (index into a weights array)
 W_PEN, W_OPEN, W_FREE, W_DEAD, W_MODE = 0, 1, 2, 3, 4
-#: the default weights: penalty first (x1000), then what is left open to the next player
+#: the default weights (see the module doc): penalty, openings for the next player, free sides
 DEFAULT_WEIGHTS = np.array([10, 60, 5, 0, 2], dtype=np.int64)
 
 # policy memory layout shared by planner and sampler (mem[0] is the seat's generator)
@@ -83,14 +95,36 @@ def _mix(h, x):
     return h
 
 
+@nb.njit(cache=True, inline="always")
+def pile_get(x, p):
+    """Card of pile p in a packed word of 8 piles (6 bits each, card + 1, 0 = empty); -1 if empty."""
+    return ((x >> (6 * p)) & 63) - 1
+
+
+@nb.njit(cache=True, inline="always")
+def pile_set(x, p, c):
+    """The packed word ``x`` with pile p set to card c (-1: empty)."""
+    sh = 6 * p
+    return (x & ~(np.int64(63) << sh)) | (np.int64(c + 1) << sh)
+
+
 @nb.njit(cache=True)
-def pos_hash(h0, h1, top, base):
+def pack_piles(st, field):
+    """The 8 tops (field PILE_TOP) or bases (PILE_BASE) of ``st`` as one packed word."""
+    x = np.int64(0)
+    for p in range(8):
+        x |= np.int64(st[field + p] + 1) << (6 * p)
+    return x
+
+
+@nb.njit(cache=True)
+def pos_hash(h0, h1, tops, bases):
     """A 63-bit hash of a compact position (never 0)."""
     h = np.int64(0x2545F4914F6CDD1D)
     h = _mix(h, h0)
     h = _mix(h, h1 * 31)
-    for p in range(8):
-        h = _mix(h, (top[p] + 2) * 131 + (base[p] + 2) * 7919 + p * 1000003)
+    h = _mix(h, tops)
+    h = _mix(h, bases * 7919)
     h &= np.int64(0x7FFFFFFFFFFFFFFF)
     if h == 0:
         h = 1
@@ -133,7 +167,7 @@ def unseen_mask(st, seat):
 
 
 @nb.njit(cache=True)
-def evaluate(h0, h1, top, base, unseen, table, side_ok, scoring, w, open_scale):
+def evaluate(h0, h1, tp, bp, unseen, table, side_ok, scoring, w, open_scale):
     """Score of ending the turn in this position (lower is better); see the module doc."""
     pen = hand_penalty_masks(h0, h1, scoring)
     if pen == 0 and h0 == 0:
@@ -143,7 +177,7 @@ def evaluate(h0, h1, top, base, unseen, table, side_ok, scoring, w, open_scale):
     free = 0
     empty_corner = False
     for p in range(8):
-        t = top[p]
+        t = pile_get(tp, p)
         if t >= 0:
             targets |= FITS_ON[t]
             tops |= np.int64(1) << t
@@ -154,7 +188,7 @@ def evaluate(h0, h1, top, base, unseen, table, side_ok, scoring, w, open_scale):
             targets |= side_ok
             free += 1
     for s in range(4):
-        b = base[s]
+        b = pile_get(bp, s)
         if b >= 0:
             free += popcount(FITS_UNDER[b] & tops)
             if RANK[b] == KING and empty_corner:
@@ -192,36 +226,26 @@ def open_weight_scale(st, seat, unseen, mode):
     return np.int64(64 * held // u)
 
 
-@nb.njit(cache=True, inline="always")
-def _targets(top, p, side_ok):
-    t = top[p]
-    if t >= 0:
-        return FITS_ON[t]
-    if p >= 4:
-        return np.int64(KINGS_MASK)
-    return side_ok
-
-
 @nb.njit(cache=True)
-def _children(h0, top, base, side_ok, out):
+def _children(h0, tp, bp, side_ok, out):
     """List the canonical legal placements and pile moves of a position into ``out``
     (highest-ranked card first); returns their number."""
     n = 0
     first_side = -1
     first_corner = -1
     for p in range(4):
-        if top[p] < 0:
+        if pile_get(tp, p) < 0:
             first_side = p
             break
     for p in range(4, 8):
-        if top[p] < 0:
+        if pile_get(tp, p) < 0:
             first_corner = p
             break
     # placements, by rank from king down
     fit = np.int64(0)
     tops = np.int64(0)
     for p in range(8):
-        t = top[p]
+        t = pile_get(tp, p)
         if t >= 0:
             fit |= FITS_ON[t]
             tops |= np.int64(1) << t
@@ -240,7 +264,7 @@ def _children(h0, top, base, side_ok, out):
                 if fit & bit:
                     par = FITS_UNDER[c] & tops
                     for p in range(8):
-                        t = top[p]
+                        t = pile_get(tp, p)
                         if t >= 0 and (par >> t) & 1 and n < MAX_CHILDREN:
                             out[n] = c * 8 + p
                             n += 1
@@ -253,12 +277,12 @@ def _children(h0, top, base, side_ok, out):
     # pile moves: only while the hand holds a card for the freed side
     if h0 & side_ok:
         for s in range(4):
-            b = base[s]
+            b = pile_get(bp, s)
             if b < 0:
                 continue
             if FITS_UNDER[b] & tops:
                 for p in range(8):
-                    if p != s and top[p] >= 0 and (FITS_UNDER[b] >> top[p]) & 1 and n < MAX_CHILDREN:
+                    if p != s and pile_get(tp, p) >= 0 and (FITS_UNDER[b] >> pile_get(tp, p)) & 1 and n < MAX_CHILDREN:
                         out[n] = MOVE_BASE + s * 8 + p
                         n += 1
             if RANK[b] == KING and first_corner >= 0 and n < MAX_CHILDREN:
@@ -268,8 +292,8 @@ def _children(h0, top, base, side_ok, out):
 
 
 @nb.njit(cache=True, inline="always")
-def _apply(h0, h1, top, base, a):
-    """Apply action a to the compact position (arrays changed in place); returns new (h0, h1)."""
+def _apply(h0, h1, tp, bp, a):
+    """Apply action a to the compact position; returns the new (h0, h1, tops, bases)."""
     if a < MOVE_BASE:
         c = a >> 3
         p = a & 7
@@ -278,28 +302,30 @@ def _apply(h0, h1, top, base, a):
             h1 &= ~bit
         else:
             h0 &= ~bit
-        if top[p] < 0:
-            base[p] = c
-        top[p] = c
+        if pile_get(tp, p) < 0:
+            bp = pile_set(bp, p, c)
+        tp = pile_set(tp, p, c)
     else:
         m = a - MOVE_BASE
         s = m >> 3
         p = m & 7
-        if top[p] < 0:
-            base[p] = base[s]
-        top[p] = top[s]
-        top[s] = -1
-        base[s] = -1
-    return h0, h1
+        if pile_get(tp, p) < 0:
+            bp = pile_set(bp, p, pile_get(bp, s))
+        tp = pile_set(tp, p, pile_get(tp, s))
+        tp = pile_set(tp, s, -1)
+        bp = pile_set(bp, s, -1)
+    return h0, h1, tp, bp
 
 
 @nb.njit(cache=True)
-def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True):
+def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True, root_ok=True):
     """Search the seat's possible turns from the current position of ``st`` (own hand,
     piles and rules only). Keeps the ``k_best`` best distinct end positions: their action
     sequences in ``plans[i, :lens[i]]`` and their scores in ``scores[i]``, best first
     (``k_best`` <= plans.shape[0]). The empty plan (stop now) is always a candidate when
     stopping is legal. Returns (number of plans kept, 1 if a line hit the depth cap).
+
+    ``root_ok=False`` leaves out the empty plan (used to avoid ending a round blocked).
 
     ``sleep``: use sleep sets (partial-order reduction): two placements on different
     non-empty piles of different cards commute, so after exploring one order the other is
@@ -313,8 +339,8 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True)
     IK = buf[3 * D:4 * D]
     path = buf[4 * D:5 * D]
     HK = buf[5 * D:6 * D]
-    TOP = buf[6 * D:14 * D].reshape((D, 8))
-    BASE = buf[14 * D:22 * D].reshape((D, 8))
+    HT = buf[6 * D:7 * D]
+    HB = buf[7 * D:8 * D]
     KIDS = buf[22 * D:22 * D + D * MAX_CHILDREN].reshape((D, MAX_CHILDREN))
     khash = buf[22 * D + D * MAX_CHILDREN:22 * D + D * MAX_CHILDREN + k_best]
     SLEEP = buf[22 * D + D * MAX_CHILDREN + k_best:22 * D + D * MAX_CHILDREN + k_best + SW * D].reshape((D, SW))
@@ -333,11 +359,11 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True)
     table = np.int64(0)
     for p in range(8):
         table |= st[PILE_MASK + p]
-        TOP[0, p] = st[PILE_TOP + p]
-        BASE[0, p] = st[PILE_BASE + p]
+    HT[0] = pack_piles(st, PILE_TOP)
+    HB[0] = pack_piles(st, PILE_BASE)
     H0[0] = st[HAND + 2 * seat]
     H1[0] = st[HAND + 2 * seat + 1]
-    HK[0] = pos_hash(H0[0], H1[0], TOP[0], BASE[0])
+    HK[0] = pos_hash(H0[0], H1[0], HT[0], HB[0])
 
     n_kept = 0
     capped = 0
@@ -349,13 +375,13 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True)
             fresh = False
             nodes += 1
             # score this node as an end of turn
-            stop_ok = True
+            stop_ok = root_ok or d > 0
             if must_kings and (H0[d] & KINGS_MASK):
                 for p in range(4, 8):
-                    if TOP[d, p] < 0:
+                    if pile_get(HT[d], p) < 0:
                         stop_ok = False
             if stop_ok:
-                sc = evaluate(H0[d], H1[d], TOP[d], BASE[d], unseen, table, side_ok, scoring, w, open_scale)
+                sc = evaluate(H0[d], H1[d], HT[d], HB[d], unseen, table, side_ok, scoring, w, open_scale)
                 hk = HK[d]
                 # insert into the k best (distinct positions), keeping order
                 if n_kept < k_best or sc < scores[n_kept - 1]:
@@ -383,7 +409,7 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True)
             elif nodes >= max_nodes:
                 NK[d] = 0
             else:
-                NK[d] = _children(H0[d], TOP[d], BASE[d], side_ok, KIDS[d])
+                NK[d] = _children(H0[d], HT[d], HB[d], side_ok, KIDS[d])
             IK[d] = 0
             for j in range(SW):
                 EXPL[d, j] = 0
@@ -393,7 +419,7 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True)
         a = KIDS[d, IK[d]]
         IK[d] += 1
         e = d + 1
-        indep = sleep and a < MOVE_BASE and TOP[d, a & 7] >= 0
+        indep = sleep and a < MOVE_BASE and pile_get(HT[d], a & 7) >= 0
         if indep:
             wd = a >> 6
             bt = np.int64(1) << (a & 63)
@@ -411,13 +437,12 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True)
         else:
             for j in range(SW):
                 SLEEP[e, j] = 0
-        for p in range(8):
-            TOP[e, p] = TOP[d, p]
-            BASE[e, p] = BASE[d, p]
-        h0, h1 = _apply(H0[d], H1[d], TOP[e], BASE[e], a)
+        h0, h1, tp, bp = _apply(H0[d], H1[d], HT[d], HB[d], a)
         H0[e] = h0
         H1[e] = h1
-        hk = pos_hash(h0, h1, TOP[e], BASE[e])
+        HT[e] = tp
+        HB[e] = bp
+        hk = pos_hash(h0, h1, tp, bp)
         slot = hk & (TABLE_SIZE - 1)
         seen = False
         while keys[slot] != 0:
@@ -434,6 +459,13 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True)
         d = e
         fresh = True
     return n_kept, capped
+
+
+@nb.njit(cache=True)
+def would_block(st):
+    """True when an idle turn now would end the round blocked: the stock is empty and every
+    other player's last turn was idle."""
+    return st[STOCK_LEN] <= st[STOCK_POS] and st[IDLE] >= st[PLAYERS] - 1
 
 
 @nb.njit(cache=True)

@@ -70,6 +70,16 @@ def check(file: Annotated[Path, typer.Argument(help="game records (JSON Lines) t
     raise typer.Exit(1 if problems else 0)
 
 
+@app.command("agents")
+def list_agents():
+    """List the built-in agents, one line each."""
+    from agents.registry import builtin_agents, builtin_labels
+
+    specs = builtin_agents()
+    for name, label in builtin_labels().items():
+        typer.echo(f"{label:28s} {specs[name].description}")
+
+
 @app.command()
 def bench(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object instead of a table")] = False,
@@ -92,7 +102,7 @@ def bench(
 
 def _register_commands():
     """Commands that live in their own modules."""
-    from kc_sim import cli_analysis, cli_play, cli_tournament
+    from kc_sim import cli_analysis, cli_leaderboard, cli_play, cli_tournament
 
     app.command("tournament")(cli_tournament.tournament)
     app.command("bench-agent")(cli_tournament.bench_agent)
@@ -101,6 +111,7 @@ def _register_commands():
     app.command("plot")(cli_analysis.plot)
     app.command("report")(cli_analysis.report)
     app.command("run")(cli_analysis.run)
+    app.command("leaderboard")(cli_leaderboard.leaderboard)
 
 
 _register_commands()

@@ -83,6 +83,9 @@ def tournament(
                          chunk_size=chunk_size, quiet=quiet, command=command)
     if not quiet:
         typer.echo(format_summary(res.summary))
+    if len(res.plan.labels) >= 3:           # the leaderboard (kc_sim.leaderboard), saved in the run folder
+        from kc_sim.cli_leaderboard import tournament_hook
+        tournament_hook(res, quiet)
     typer.echo(final_line(res))
     for what, path in res.files.items():
         if path is not None:
@@ -145,16 +148,10 @@ def format_summary(df) -> str:
 
 
 def baseline_names(exclude: str | None = None) -> list[str]:
-    """The built-in agents, one name per agent (aliases dropped), ``exclude`` left out."""
-    from agents.registry import builtin_agents
+    """The four baseline agents, ``exclude`` (a canonical name) left out."""
+    from agents.registry import BASELINES
 
-    seen, out = set(), []
-    for name, spec in builtin_agents().items():
-        if spec.name in seen or spec.name == exclude:
-            continue
-        seen.add(spec.name)
-        out.append(name)
-    return out
+    return [n for n in BASELINES if n != exclude]
 
 
 def bench_agent(

@@ -82,3 +82,12 @@ def test_bench_json_has_the_figures():
     assert figures["core_rounds_per_s"] > 0 and figures["reference_rounds_per_s"] > 0
     assert figures["core_vs_reference"] == pytest.approx(
         figures["core_rounds_per_s"] / figures["reference_rounds_per_s"], rel=0.01)
+
+
+def test_agents_lists_every_builtin_one_line_each(capsys):
+    from agents.registry import builtin_names
+
+    assert main(["agents"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split()[0] for line in lines] == builtin_names()
+    assert any(line.startswith("pile-merger (alias merger)") for line in lines)

@@ -406,6 +406,7 @@ def test_bench_agents_smoke():
     from kc_sim.bench_agents import bench_agents
 
     rows = bench_agents(rounds=3000, python_rounds=100)
-    assert [r["agent"] for r in rows] == ["random", "greedy", "king-first", "pile-merger", "python-first-legal"]
+    assert [r["agent"] for r in rows] == ["random", "greedy", "king-first", "pile-merger", "planner",
+                                          "python-first-legal"]
     for r in rows:
         assert r["rounds_per_s"] > 0 and r["kind"] in ("compiled", "python") and r["rounds"] in (3000, 100)

@@ -1,0 +1,144 @@
+"""The leaderboard: the Bradley-Terry fit recovers known strengths from synthetic rounds,
+pairs are taken from every round, intervals cover the truth, and the command line works on
+a small tournament (and is printed by kc-sim tournament with three or more agents)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from kc_sim.cli_leaderboard import leaderboard as leaderboard_cmd
+from kc_sim.cli_tournament import tournament
+from kc_sim.errors import UserError
+from kc_sim.leaderboard import ELO, FIGURE_FILE, LEADERBOARD_FILE, fit_bt, leaderboard, load_comparisons
+from kc_sim.tournament import run_tournament
+
+NAMES = ["strong", "good", "mid", "weak", "worst"]
+THETA = np.array([1.0, 0.4, 0.0, -0.5, -0.9])
+
+
+def _write_run(folder, agents, penalties, group, parts=2):
+    """A minimal run folder: rounds/part-*.parquet with agent_<s>, penalty_<s>, group, lineup."""
+    (folder / "rounds").mkdir(parents=True)
+    n, k = penalties.shape
+    names = pa.array(NAMES, pa.string())
+    for i, idx in enumerate(np.array_split(np.arange(n), parts)):
+        cols = {"lineup": pa.array(np.zeros(len(idx), np.int16)), "group": pa.array(group[idx])}
+        for s in range(k):
+            cols[f"agent_{s}"] = pa.DictionaryArray.from_arrays(pa.array(agents[idx, s].astype(np.int16)), names)
+        for s in range(k):
+            cols[f"penalty_{s}"] = pa.array(penalties[idx, s].astype(np.int16))
+        pq.write_table(pa.table(cols), folder / "rounds" / f"part-{i:05d}.parquet")
+    return folder
+
+
+def _synthetic(folder, rounds=30000, seed=1):
+    """Two-seat rounds between random pairs; the lower penalty wins with Bradley-Terry odds."""
+    rng = np.random.default_rng(seed)
+    agents = np.array([rng.choice(len(NAMES), 2, replace=False) for _ in range(rounds)])
+    p = 1 / (1 + np.exp(THETA[agents[:, 1]] - THETA[agents[:, 0]]))
+    first_wins = rng.random(rounds) < p
+    pen = np.where(first_wins[:, None], [0, 4], [4, 0])
+    return _write_run(folder, agents, pen, np.arange(rounds, dtype=np.int64) // 2)
+
+
+def test_fit_recovers_known_strengths(tmp_path):
+    run = _synthetic(tmp_path / "run")
+    df = leaderboard([run], bootstrap=60, seed=3)
+    assert df["agent"].tolist() == NAMES                      # ranked in the true order
+    got = df.set_index("agent")["theta"].reindex(NAMES).to_numpy()
+    truth = THETA - THETA.mean()
+    assert np.abs(got - truth).max() < 0.08
+    lo = df.set_index("agent")["theta_lo"].reindex(NAMES).to_numpy()
+    hi = df.set_index("agent")["theta_hi"].reindex(NAMES).to_numpy()
+    assert ((lo <= truth + 0.02) & (truth - 0.02 <= hi)).all() and (hi - lo < 0.2).all()
+    assert np.allclose(df["rating"], ELO * df["theta"])
+    assert df.attrs["rounds"] == 30000 and df["rounds"].sum() == 60000
+    # the curvature-based intervals agree in size with the bootstrap on independent rounds
+    dh = leaderboard([run], bootstrap=0)
+    assert (dh["interval"] == "hessian").all()
+    assert np.allclose(dh["theta"], df["theta"])
+    width_b = (df["theta_hi"] - df["theta_lo"]).mean()
+    width_h = (dh["theta_hi"] - dh["theta_lo"]).mean()
+    assert 0.6 < width_b / width_h < 1.6
+
+
+def test_fit_bt_closed_form_two_agents():
+    # 2 agents, 75 wins in 100: theta difference = log(3) (the virtual tie is negligible with prior=0)
+    W = np.array([[0, 75.0], [25.0, 0]])
+    N = np.array([[0, 100.0], [100.0, 0]])
+    theta, cov = fit_bt(W, N, prior=0.0)
+    assert math.isclose(theta[0] - theta[1], math.log(3), rel_tol=1e-9)
+    assert math.isclose(theta.sum(), 0.0, abs_tol=1e-12)
+    # an agent that always wins still gets a finite rating
+    theta, _ = fit_bt(np.array([[0, 50.0], [0, 0]]), np.array([[0, 50.0], [50.0, 0]]))
+    assert np.isfinite(theta).all() and theta[0] > 1.5
+
+
+def test_every_pair_of_seats_counts_and_ties_are_halves(tmp_path):
+    agents = np.array([[0, 1, 2], [2, 0, 1]])
+    pen = np.array([[0, 3, 3], [5, 2, 0]])
+    c = load_comparisons([_write_run(tmp_path / "r", agents, pen, np.array([0, 0]), parts=1)])
+    score = {}
+    for a, b, s, n in zip(c.a, c.b, c.score, c.count):
+        x, y = NAMES.index(c.agents[a]), NAMES.index(c.agents[b])
+        score[(x, y) if x < y else (y, x)] = (float(s), float(n)) if x < y else (float(n - s), float(n))
+    # round 1: 0 beats 1 and 2, 1 ties 2; round 2 (2: 5, 0: 2, 1: 0): 1 beats 0 and 2, 0 beats 2
+    assert score == {(0, 1): (1.0, 2.0), (0, 2): (2.0, 2.0), (1, 2): (1.5, 2.0)}
+    assert c.n_units == 1 and sorted(c.agents) == sorted(NAMES[:3]) and c.rounds.tolist() == [2, 2, 2]
+
+
+def test_bad_input(tmp_path):
+    with pytest.raises(UserError, match="no such folder"):
+        leaderboard([tmp_path / "nope"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match="no round results"):
+        leaderboard([tmp_path / "empty"])
+    # two groups of agents that never met
+    agents = np.array([[0, 1], [2, 3]] * 5)
+    pen = np.array([[0, 2], [2, 0]] * 5)
+    run = _write_run(tmp_path / "split", agents, pen, np.arange(10, dtype=np.int64))
+    with pytest.raises(UserError, match="never met"):
+        leaderboard([run])
+    with pytest.raises(UserError, match="bootstrap"):
+        leaderboard([run], bootstrap=-1)
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    app.command("leaderboard")(leaderboard_cmd)
+    app.command("tournament")(tournament)
+    return app
+
+
+def test_cli_on_a_small_tournament(tmp_path):
+    a = run_tournament(["greedy", "random"], players=2, rounds=400, jobs=1, out=tmp_path / "a", quiet=True)
+    b = run_tournament(["planner", "greedy"], players=2, rounds=400, jobs=1, out=tmp_path / "b", quiet=True)
+    result = CliRunner().invoke(_app(), ["leaderboard", str(a.out), str(b.out), "--out", str(tmp_path / "lb"),
+                                         "--bootstrap", "20"])
+    assert result.exit_code == 0, result.output
+    assert "planner" in result.output and "random" in result.output and "rating" in result.output
+    assert (tmp_path / "lb" / LEADERBOARD_FILE).exists() and (tmp_path / "lb" / FIGURE_FILE).exists()
+    df = __import__("pandas").read_parquet(tmp_path / "lb" / LEADERBOARD_FILE)
+    assert set(df["agent"]) == {"greedy", "random", "planner"} and df["agent"].iloc[0] == "planner"
+    # bad input is a UserError (the kc-sim command line prints it on one line, exit 2)
+    with pytest.raises(UserError):
+        leaderboard_cmd([tmp_path / "missing"])
+
+
+def test_tournament_prints_the_leaderboard_with_three_agents(tmp_path):
+    out = tmp_path / "t"
+    result = CliRunner().invoke(_app(), ["tournament", "--agents", "greedy,random,merger", "--players", "2",
+                                         "--rounds", "300", "--jobs", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "rating [95% CI]" in result.output
+    assert (out / LEADERBOARD_FILE).exists() and (out / FIGURE_FILE).exists()
+    two = CliRunner().invoke(_app(), ["tournament", "--agents", "greedy,random", "--rounds", "100", "--jobs", "1",
+                                      "--out", str(tmp_path / "two")])
+    assert two.exit_code == 0 and "rating [95% CI]" not in two.output
