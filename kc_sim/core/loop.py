@@ -16,7 +16,7 @@ from kc_sim.core.layout import (
 )
 from kc_sim.core.legal import is_legal
 from kc_sim.core.policy import MEM_SIZE, POLICY_TYPE
-from kc_sim.core.rng import below, derive
+from kc_sim.core.rng import GOLDEN, derive, mix64, scale
 from kc_sim.core.step import apply, close_turn, deal, next_turn
 from kc_sim.core.views import row_view
 
@@ -47,16 +47,14 @@ I1 = types.int64[::1]
 @nb.njit(cache=True)
 def first_dealer(seed, players):
     """The dealer drawn at random from a seed (RULES.md: the first dealer is drawn at random)."""
-    rng = np.zeros(1, dtype=np.int64)
-    rng[0] = derive(seed, DEALER_STREAM)
-    return below(rng, 0, players)
+    return scale(mix64(np.uint64(derive(seed, DEALER_STREAM)) + GOLDEN), players)
 
 
 @nb.njit(cache=True)
 def seed_policies(mem, seed, players):
-    """Zero each seat's policy memory and seed its generator for this round."""
-    mem[:, :] = 0
+    """Zero each seated player's policy memory and seed its generator for this round."""
     for s in range(players):
+        mem[s, :] = 0
         mem[s, 0] = derive(seed, SEAT_STREAM + s)
 
 
@@ -92,6 +90,7 @@ def play_action(st, a, log, n):
 def play_round(st, policies, seat_map, mem, log):
     """Play a dealt round to its end. ``log`` (may be empty) receives the turn events and
     action ids for game records. Returns (status, bad action, log length)."""
+    logging = log.shape[0] > 0
     n = log_event(log, 0, LOG_TURN + st[SEAT])
     for _ in range(MAX_DECISIONS):
         if st[DONE]:
@@ -100,7 +99,10 @@ def play_round(st, policies, seat_map, mem, log):
         a = policies[seat_map[seat]](st, seat, row_view(mem, seat))
         if not is_legal(st, a):
             return STATUS_ILLEGAL, a, n
-        n = play_action(st, a, log, n)
+        if logging:
+            n = play_action(st, a, log, n)
+        else:
+            apply(st, a)  # the same step, without events
     return STATUS_TOO_LONG, -1, n
 
 

@@ -8,7 +8,7 @@ scratch); the functions reinterpret them as uint64.
 import numba as nb
 import numpy as np
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S32, _S1 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32), np.uint64(1)
@@ -25,19 +25,25 @@ def mix64(z):
 @nb.njit(cache=True, inline="always")
 def next_u64(state, i):
     """Advance the generator held in ``state[i]`` and return its next uint64."""
-    s = np.uint64(state[i]) + _GOLDEN
+    s = np.uint64(state[i]) + GOLDEN
     state[i] = np.int64(s)
     return mix64(s)
 
 
 @nb.njit(cache=True, inline="always")
+def scale(z, k):
+    """Map a uniform uint64 ``z`` to a uniform integer in [0, k) (k < 2**32)."""
+    return np.int64(((z >> _S32) * np.uint64(k)) >> _S32)
+
+
+@nb.njit(cache=True, inline="always")
 def below(state, i, k):
     """A uniform integer in [0, k) from the generator in ``state[i]`` (k < 2**32)."""
-    return np.int64(((next_u64(state, i) >> _S32) * np.uint64(k)) >> _S32)
+    return scale(next_u64(state, i), k)
 
 
 @nb.njit(cache=True)
 def derive(seed, k):
     """A non-negative 63-bit seed for sub-stream ``k`` of ``seed`` (rounds of a run, seats of a round)."""
-    z = mix64(np.uint64(seed) ^ mix64(np.uint64(k) + _GOLDEN))
+    z = mix64(np.uint64(seed) ^ mix64(np.uint64(k) + GOLDEN))
     return np.int64(z >> _S1)

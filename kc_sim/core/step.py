@@ -16,7 +16,7 @@ from kc_sim.core.layout import (
     STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TURN_ACTIONS, TURNS, WINNER,
 )
 from kc_sim.core.legal import has_play
-from kc_sim.core.rng import below
+from kc_sim.core.rng import GOLDEN, mix64, scale
 from kc_sim.rules import N_RULE_CODES, R_DECKS, R_DRAW, R_LAYOUT_KINGS, R_SCORING
 
 DRAW_END, DRAW_START, DRAW_IF_STUCK = 0, 1, 2
@@ -72,10 +72,10 @@ def shuffle_stock(st, seed, decks):
     n = 52 * decks
     for i in range(n):
         st[STOCK + i] = i % 52
-    rng = np.zeros(1, dtype=np.int64)
-    rng[0] = seed
+    s = np.uint64(seed)
     for i in range(n - 1, 0, -1):
-        j = below(rng, 0, i + 1)
+        s += GOLDEN
+        j = scale(mix64(s), i + 1)
         t = st[STOCK + i]
         st[STOCK + i] = st[STOCK + j]
         st[STOCK + j] = t
