@@ -1,6 +1,6 @@
 """The ``planner`` agent (compiled): searches its whole turn, then plays the best line.
 
-See :mod:`agents.search` and docs/strong_agents.md for the search and its evaluation.
+See :mod:`agents.search` and the README (Stronger agents) for the search and its evaluation.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def planner_policy(st, seat, mem):
     moves it could make (de-duplicating equal positions, first empty side/corner only,
     at most 500 positions) and plays the line that leaves the lowest hand penalty, then
     the fewest openings for unseen cards, the fewest free sides and pile moves for the next
-    player, and the fewest dead cards in hand (docs/strong_agents.md).
+    player, and the fewest dead cards in hand (README, Stronger agents).
 
     The chosen line is kept in ``mem`` (turn number, start index, actions) and replayed one
     action per call; it re-plans if the position is not the one planned for.

@@ -219,7 +219,7 @@ def test_options_deal_a_given_round():
 
 
 def test_docs_example_random_vs_greedy():
-    """The example of docs/env_and_play.md."""
+    """The random-vs-greedy example of the README."""
     from kc_sim.env import env as make_env
 
     e = make_env(players=2, rules="classic")
