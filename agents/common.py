@@ -16,13 +16,12 @@ choices are deterministic, with fixed tie-breaks:
 import numba as nb
 import numpy as np
 
-from kc_sim.cards import ALL_MASK, FITS_ON, KING, KINGS_MASK, RANK, RANK_MASK
+from kc_sim.cards import ALL_MASK, FITS_ON, KING, NON_KINGS_MASK, RANK, RANK_MASK
 from kc_sim.core.bits import lowest
 from kc_sim.core.layout import HAND, MOVE_BASE, PILE_BASE, PILE_TOP, RULES
 from kc_sim.core.legal import can_move, target_mask
 from kc_sim.rules import R_KING_ON_EMPTY_SIDE
 
-NON_KINGS = ALL_MASK & ~KINGS_MASK
 
 
 @nb.njit(cache=True, inline="always")
@@ -36,7 +35,7 @@ def empty_side_mask(st):
     """Cards an empty side takes: any card, or any but a king with king_on_empty_side=false."""
     if st[RULES + R_KING_ON_EMPTY_SIDE]:
         return np.int64(ALL_MASK)
-    return np.int64(NON_KINGS)
+    return np.int64(NON_KINGS_MASK)
 
 
 @nb.njit(cache=True, inline="always")

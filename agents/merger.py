@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from agents.common import (
-    NON_KINGS, empty_side_mask, first_empty_corner, first_empty_side, first_move, greedy_action, highest_rank_card,
+    empty_side_mask, first_empty_corner, first_empty_side, first_move, greedy_action, highest_rank_card,
     own_hand,
 )
+from kc_sim.cards import NON_KINGS_MASK
 from kc_sim.core.layout import STOP
 from kc_sim.core.policy import compiled_policy
 
@@ -36,7 +37,7 @@ def merger_policy(st, seat, mem):
     if side >= 0:
         ok = own_hand(st, seat) & empty_side_mask(st)
         if first_empty_corner(st) >= 0:
-            ok &= np.int64(NON_KINGS)
+            ok &= np.int64(NON_KINGS_MASK)
         if ok:
             return highest_rank_card(ok) * 8 + side
     a = greedy_action(st, seat)

@@ -56,17 +56,16 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from kc_sim.cards import ALL_MASK, FITS_ON, FITS_UNDER, KING, KINGS_MASK, RANK, RANK_MASK
+from kc_sim.cards import ALL_MASK, FITS_ON, FITS_UNDER, KING, KINGS_MASK, NON_KINGS_MASK, RANK, RANK_MASK
 from kc_sim.core.bits import lowest, popcount
 from kc_sim.core.layout import (
     HAND, HAND_N, IDLE, MOVE_BASE, PILE_BASE, PILE_MASK, PILE_TOP, PLAYERS, RULES, STOCK_LEN, STOCK_POS, STOP,
     TURN_ACTIONS, TURNS,
 )
 from kc_sim.core.legal import is_legal
-from kc_sim.core.step import FACE_VALUE
+from kc_sim.core.step import penalty_of_masks
 from kc_sim.rules import R_DECKS, R_KING_ON_EMPTY_SIDE, R_MUST_PLAY_KINGS, R_SCORING
 
-NON_KINGS = ALL_MASK & ~KINGS_MASK
 #: longest action sequence a plan may hold (mem slots PLAN0..PLAN0+MAX_PLAN-1)
 MAX_PLAN = 56
 #: children listed per node at most (placements then moves)
@@ -132,20 +131,6 @@ def pos_hash(h0, h1, tops, bases):
 
 
 @nb.njit(cache=True)
-def hand_penalty_masks(h0, h1, scoring):
-    """Penalty of a hand given as two planes: kings10 (K 10, others 1) or face values."""
-    total = 0
-    for m in (h0, h1):
-        if scoring == 0:
-            k = popcount(m & KINGS_MASK)
-            total += 10 * k + popcount(m) - k
-        else:
-            for r in range(1, 14):
-                total += FACE_VALUE[r] * popcount(m & RANK_MASK[r])
-    return total
-
-
-@nb.njit(cache=True)
 def unseen_mask(st, seat):
     """Cards the seat has not seen: neither in its hand nor anywhere on the table (with two
     decks: cards of which some copy is still unaccounted for)."""
@@ -169,7 +154,7 @@ def unseen_mask(st, seat):
 @nb.njit(cache=True)
 def evaluate(h0, h1, tp, bp, unseen, table, side_ok, scoring, w, open_scale):
     """Score of ending the turn in this position (lower is better); see the module doc."""
-    pen = hand_penalty_masks(h0, h1, scoring)
+    pen = penalty_of_masks(h0, h1, scoring)
     if pen == 0 and h0 == 0:
         return np.int64(0)
     targets = np.int64(0)
@@ -195,7 +180,7 @@ def evaluate(h0, h1, tp, bp, unseen, table, side_ok, scoring, w, open_scale):
                 free += 1
     opened = popcount(unseen & targets)
     dead = 0
-    rest = h0 & np.int64(NON_KINGS) if w[W_DEAD] != 0 else np.int64(0)
+    rest = h0 & np.int64(NON_KINGS_MASK) if w[W_DEAD] != 0 else np.int64(0)
     buried = table & ~tops
     while rest:
         c = lowest(rest)
@@ -351,7 +336,7 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True,
         SLEEP[0, j] = 0
     pile_bits = np.int64(0x0101010101010101)
 
-    side_ok = np.int64(ALL_MASK) if st[RULES + R_KING_ON_EMPTY_SIDE] else np.int64(NON_KINGS)
+    side_ok = np.int64(ALL_MASK) if st[RULES + R_KING_ON_EMPTY_SIDE] else np.int64(NON_KINGS_MASK)
     scoring = st[RULES + R_SCORING]
     must_kings = st[RULES + R_MUST_PLAY_KINGS] != 0
     unseen = unseen_mask(st, seat)

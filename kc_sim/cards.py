@@ -44,6 +44,8 @@ def _mask(cards) -> int:
 KINGS_MASK = _mask(c for c in range(N_CARDS) if RANK[c] == KING)
 #: mask of all 52 cards
 ALL_MASK = (1 << N_CARDS) - 1
+#: mask of every card but the kings
+NON_KINGS_MASK = ALL_MASK & ~KINGS_MASK
 #: FITS_ON[t]: mask of the cards that fit on a pile whose top is card t
 #: (one rank lower, the other colour); zero on an ace, which closes its pile.
 FITS_ON = np.array(

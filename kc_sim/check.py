@@ -22,10 +22,10 @@ from pathlib import Path
 from kc_sim.actions import action_text, parse_action
 from kc_sim.cards import card_text, parse_card, parse_pile
 from kc_sim.errors import UserError
+from kc_sim.records import FORMAT
 from kc_sim.reference import STOP, RefRound
 from kc_sim.rules import RuleSet
 
-FORMAT = "kc-sim/game/1"
 REQUIRED = ("format", "rules", "seed", "match", "round", "players", "dealer",
             "hands", "table", "stock", "turns", "result")
 RULE_SWITCHES = ("draw", "layout_kings", "king_on_empty_side", "decks", "must_play_kings", "scoring")
@@ -41,7 +41,7 @@ class _Turn:
 
 
 @dataclass
-class _Parsed:
+class ParsedRecord:
     """A record's content as ids."""
 
     rules: RuleSet
@@ -92,8 +92,10 @@ def _rules(value) -> RuleSet:
         raise UserError(f"field rules: {e}") from None
 
 
-def _parse(rec) -> _Parsed:
-    """Turn a record dict into ids; raises UserError naming the field that is missing or malformed."""
+def parse_record(rec, unfinished_ok: bool = False) -> ParsedRecord:
+    """Turn a record dict into ids; raises UserError naming the field that is missing or
+    malformed. ``unfinished_ok`` accepts ``result.end == "unfinished"`` (a round stopped by a
+    fault or by a player quitting), which can be replayed but not checked."""
     if not isinstance(rec, dict):
         raise UserError(f"got {type(rec).__name__}, expected a JSON object (one game record per line)")
     missing = [k for k in REQUIRED if k not in rec]
@@ -132,23 +134,27 @@ def _parse(rec) -> _Parsed:
     result = rec["result"]
     if not isinstance(result, dict) or any(k not in result for k in ("end", "winner", "penalties")):
         raise UserError("field result: expected an object with end, winner, penalties")
-    if result["end"] not in ("out", "blocked"):
-        raise UserError(f"field result.end: got {result['end']!r}, expected 'out' or 'blocked'")
+    ends = ("out", "blocked", "unfinished") if unfinished_ok else ("out", "blocked")
+    if result["end"] not in ends:
+        raise UserError(f"field result.end: got {result['end']!r}, expected {' or '.join(map(repr, ends))}")
     if result["winner"] is not None:
         _int(result["winner"], "result.winner")
     penalties = [_int(p, f"result.penalties[{i}]")
                  for i, p in enumerate(_list(result["penalties"], "result.penalties", "integers"))]
-    return _Parsed(rules, players, _int(rec["dealer"], "dealer"), hands, piles,
+    return ParsedRecord(rules, players, _int(rec["dealer"], "dealer"), hands, piles,
                    _cards(rec["stock"], "stock"), turns, result["end"], result["winner"], penalties)
 
 
-def _load(path) -> list[tuple[int, dict]]:
-    """(line number, record) for every non-blank line; raises UserError on the first bad line."""
+def read_records(path, unfinished_ok: bool = False) -> list[tuple[int, dict]]:
+    """(line number, record) for every non-blank line, each parsed (see :func:`parse_record`);
+    raises UserError naming the file and line of the first bad one."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"{path}: no such file: expected a game record file (JSON Lines)") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: a folder: expected a game record file (JSON Lines)") from None
     except (OSError, UnicodeDecodeError) as e:
         raise UserError(f"{path}: cannot read ({e}): expected a UTF-8 JSON Lines file") from None
     out = []
@@ -161,7 +167,7 @@ def _load(path) -> list[tuple[int, dict]]:
             raise UserError(f"{path}:{n}: not JSON ({e.msg} at column {e.colno}): "
                             f"expected one game record object per line") from None
         try:
-            _parse(rec)
+            parse_record(rec, unfinished_ok)
         except UserError as e:
             raise UserError(f"{path}:{n}: {e}") from None
         out.append((n, rec))
@@ -171,7 +177,7 @@ def _load(path) -> list[tuple[int, dict]]:
 def load_records(path) -> list[dict]:
     """The game records of a JSON Lines file, each checked for required fields and well-formed
     card/pile/action texts (not yet replayed). Raises UserError naming the file and line."""
-    return [rec for _, rec in _load(path)]
+    return [rec for _, rec in read_records(path)]
 
 
 # --- replay --------------------------------------------------------------------------
@@ -208,7 +214,7 @@ def _legal_text(ref: RefRound) -> list[str]:
     return [action_text(a) for a in sorted(ref.legal_actions())]
 
 
-def _card_count_message(p: _Parsed) -> str | None:
+def _card_count_message(p: ParsedRecord) -> str | None:
     """'Every card present the right number of times': once, or twice with decks=2."""
     seen = Counter(c for h in p.hands for c in h)
     seen.update(c for pile in p.piles for c in pile)
@@ -236,7 +242,7 @@ def check_record(rec: dict, index: int = 0, line: int | None = None) -> list[Pro
                         turn, action, message, legal, line)]
 
     try:
-        p = _parse(rec)
+        p = parse_record(rec)
         if len(p.hands) != p.players:
             raise UserError(f"{len(p.hands)} hands for {p.players} players")
         bad_cards = _card_count_message(p)
@@ -292,7 +298,7 @@ def check_record(rec: dict, index: int = 0, line: int | None = None) -> list[Pro
 def check_file(path) -> tuple[int, list[Problem]]:
     """(number of records, problems over all records) for a game record file."""
     problems: list[Problem] = []
-    records = _load(path)
+    records = read_records(path)
     for i, (n, rec) in enumerate(records):
         problems.extend(check_record(rec, i, n))
     return len(records), problems

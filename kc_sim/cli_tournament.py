@@ -158,7 +158,7 @@ def bench_agent(
     agent: Annotated[str, typer.Argument(help="the agent to measure: a built-in name, "
                                          "package.module:Name or path/to/file.py:Name")],
     baselines: Annotated[Optional[str], typer.Option(
-        "--baselines", help="comma-separated opponents (default: every built-in agent)")] = None,
+        "--baselines", help="comma-separated opponents (default: the four baselines random, greedy, king-first, pile-merger)")] = None,
     rounds: Annotated[Optional[int], typer.Option(
         "--rounds", help="rounds against each baseline (default 100,000; 10,000 for Python agents)")] = None,
     rules: RulesOpt = "classic",

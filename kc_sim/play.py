@@ -37,6 +37,7 @@ from kc_sim.game import Game, IllegalActionError
 from kc_sim.records import make_record, write_records
 from kc_sim.render import RULE, hand_text, move_lines, order_moves, render_table
 from kc_sim.rules import RuleSet, parse_rules
+from kc_sim.runner import as_action
 
 __all__ = ["HUMAN", "RecordedRound", "SeatAgent", "why_illegal", "play_session", "PlaySummary",
            "default_out_path"]
@@ -123,22 +124,6 @@ class RecordedRound:
 
 # --- agents on a Game --------------------------------------------------------------------------
 
-def _as_action(value) -> int:
-    """An action id from what an agent returned; -1 when it is not one."""
-    if isinstance(value, bool):
-        return -1
-    if isinstance(value, str):
-        try:
-            return parse_action(value)
-        except UserError:
-            return -1
-    try:
-        a = operator.index(value)
-    except TypeError:
-        return -1
-    return a if 0 <= a < L.N_ACTIONS else -1
-
-
 class SeatAgent:
     """One player: any kc-sim agent, driven from Python on a :class:`~kc_sim.game.Game`.
 
@@ -197,7 +182,7 @@ class SeatAgent:
         from kc_sim.observation import SeatView
 
         value = self.instance.act(SeatView.from_game(game, scores))
-        a = _as_action(value)
+        a = as_action(value)
         if a < 0:
             raise UserError(f"agent {self.name!r} (seat {s}) returned {value!r}, which is not an action "
                             "(expected an action id 0-448 or its text such as 7H>E, N>E, stop)")

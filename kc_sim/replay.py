@@ -12,102 +12,34 @@ Records are chosen by position in the file (``--round K``: the K-th record, from
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 from kc_sim.actions import action_text, parse_action
-from kc_sim.cards import parse_card, parse_pile
+from kc_sim.check import parse_record, read_records
 from kc_sim.core import layout as L
 from kc_sim.errors import UserError
 from kc_sim.game import Game
 from kc_sim.play import RecordedRound, why_illegal
-from kc_sim.records import FORMAT
 from kc_sim.render import RULE, render_table
-from kc_sim.rules import RuleSet
 
 __all__ = ["load_round_records", "replay_record", "ReplayResult", "run_replay"]
 
-REQUIRED = ("format", "rules", "seed", "match", "round", "players", "dealer",
-            "hands", "table", "stock", "turns", "result")
-RULE_SWITCHES = ("draw", "layout_kings", "king_on_empty_side", "decks", "must_play_kings", "scoring")
-ENDS = ("out", "blocked", "unfinished")
-
-
 def load_round_records(path) -> list[tuple[int, dict]]:
-    """(line number, record) for every non-blank line of a JSON Lines file; raises UserError
-    naming the file and line for text that is not JSON or misses a required field."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file: expected a game record file (JSON Lines)") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: a folder: expected a game record file (JSON Lines)") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"{path}: cannot read ({e}): expected a UTF-8 JSON Lines file") from None
-    out = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise UserError(f"{path}:{n}: not JSON ({e.msg} at column {e.colno}): "
-                            "expected one game record object per line") from None
-        if not isinstance(rec, dict):
-            raise UserError(f"{path}:{n}: got {type(rec).__name__}, expected a JSON object (one game record per line)")
-        missing = [k for k in REQUIRED if k not in rec]
-        if missing:
-            raise UserError(f"{path}:{n}: missing field(s) {', '.join(missing)}: a game record needs "
-                            f"{', '.join(REQUIRED)}")
-        if rec["format"] != FORMAT:
-            raise UserError(f"{path}:{n}: field format: got {rec['format']!r}, expected {FORMAT!r}")
-        out.append((n, rec))
+    """(line number, record) for every record of a JSON Lines file, unfinished ones included;
+    raises UserError naming the file and line of a malformed one."""
+    out = read_records(path, unfinished_ok=True)
     if not out:
         raise UserError(f"{path}: no game records in the file (expected JSON Lines, one round per line)")
     return out
 
 
-def _rules(value) -> RuleSet:
-    if not isinstance(value, dict) or any(k not in value for k in RULE_SWITCHES):
-        raise UserError(f"field rules: expected an object with {', '.join(RULE_SWITCHES)}")
-    return RuleSet(**{k: value[k] for k in RULE_SWITCHES})
-
-
-def _cards(value, where: str) -> list[int]:
-    if not isinstance(value, list):
-        raise UserError(f"field {where}: expected a list of card texts")
-    out = []
-    for i, t in enumerate(value):
-        try:
-            out.append(parse_card(t))
-        except UserError as e:
-            raise UserError(f"field {where}[{i}]: {e}") from None
-    return out
-
-
 def start_position(rec: dict) -> Game:
     """The record's round right after the layout, its first turn open."""
-    rules = _rules(rec["rules"])
-    if not isinstance(rec["hands"], list):
-        raise UserError("field hands: expected a list of hands")
-    hands = [_cards(h, f"hands[{i}]") for i, h in enumerate(rec["hands"])]
-    if not isinstance(rec["players"], list) or len(rec["players"]) != len(hands):
-        raise UserError(f"fields players/hands: {len(rec['players'])} players but {len(hands)} hands")
-    if not isinstance(rec["table"], dict):
-        raise UserError("field table: expected an object {pile: [cards base first]}")
-    piles: list[list[int]] = [[] for _ in range(8)]
-    for name, cards in rec["table"].items():
-        try:
-            piles[parse_pile(name)] = _cards(cards, f"table.{name}")
-        except UserError as e:
-            raise UserError(f"field table: {e}") from None
-    dealer = rec["dealer"]
-    if isinstance(dealer, bool) or not isinstance(dealer, int):
-        raise UserError(f"field dealer: got {dealer!r}, expected a seat number")
-    return Game.from_position(hands, piles, _cards(rec["stock"], "stock"), dealer=dealer, rules=rules)
+    p = parse_record(rec, unfinished_ok=True)
+    if p.players != len(p.hands):
+        raise UserError(f"fields players/hands: {p.players} players but {len(p.hands)} hands")
+    return Game.from_position(p.hands, p.piles, p.stock, dealer=p.dealer, rules=p.rules)
 
 
 @dataclass

@@ -117,7 +117,7 @@ _BASE_NEW_ROUND = _base_new_round()
 _TEXT_IDS = {action_text(a): a for a in range(L.N_ACTIONS)}
 
 
-def _as_action(value) -> int:
+def as_action(value) -> int:
     """An action id from what an agent returned, or -1 when it is not an action."""
     if isinstance(value, bool):
         return -1
@@ -225,7 +225,7 @@ class _Table:
                     return _Fault(s, "raised", f"raised {type(e).__name__}: {' '.join(str(e).split())}", None, e)
                 if type(a) is not int or not 0 <= a < n_actions:
                     value = a
-                    a = _as_action(value)
+                    a = as_action(value)
                     if a < 0:
                         return _Fault(s, "not an action", f"returned {_short(value)}, which is not an action "
                                       f"(expected {_ACTION_HELP})", _short(value))

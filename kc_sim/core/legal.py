@@ -7,14 +7,13 @@ masked with the pile's target mask, so a decision never lists action objects.
 import numba as nb
 import numpy as np
 
-from kc_sim.cards import ALL_MASK, FITS_ON, FITS_UNDER, KINGS_MASK, RANK, KING
+from kc_sim.cards import ALL_MASK, FITS_ON, FITS_UNDER, KING, KINGS_MASK, NON_KINGS_MASK, RANK
 from kc_sim.core.bits import popcount, lowest
 from kc_sim.core.layout import (
     HAND, MOVE_BASE, N_ACTIONS, N_PILES, PILE_BASE, PILE_TOP, RULES, SEAT, STOP, DONE,
 )
 from kc_sim.rules import R_DECKS, R_KING_ON_EMPTY_SIDE, R_MUST_PLAY_KINGS
 
-_NON_KINGS = ALL_MASK & ~KINGS_MASK
 
 
 @nb.njit(cache=True, inline="always")
@@ -34,7 +33,7 @@ def target_mask(st, p):
         return KINGS_MASK
     if st[RULES + R_KING_ON_EMPTY_SIDE]:
         return ALL_MASK
-    return _NON_KINGS
+    return NON_KINGS_MASK
 
 
 @nb.njit(cache=True, inline="always")

@@ -176,18 +176,24 @@ def next_turn(st):
 
 
 @nb.njit(cache=True)
-def hand_penalty(st, seat):
-    """Penalty for the cards in a seat's hand: kings10 (K 10, others 1) or face."""
+def penalty_of_masks(lo, hi, scoring):
+    """Penalty of a hand given as its two planes: scoring 0 = kings10 (K 10, others 1),
+    1 = face (K Q J 10 count 10, A 1, others their face value)."""
     total = 0
-    for plane in range(2):
-        m = st[HAND + 2 * seat + plane]
-        if st[RULES + R_SCORING] == 0:
+    for m in (lo, hi):
+        if scoring == 0:
             k = popcount(m & KINGS_MASK)
             total += 10 * k + popcount(m) - k
         else:
             for r in range(1, 14):
                 total += FACE_VALUE[r] * popcount(m & RANK_MASK[r])
     return total
+
+
+@nb.njit(cache=True)
+def hand_penalty(st, seat):
+    """Penalty for the cards in a seat's hand under the round's scoring."""
+    return penalty_of_masks(st[HAND + 2 * seat], st[HAND + 2 * seat + 1], st[RULES + R_SCORING])
 
 
 @nb.njit(cache=True)
