@@ -16,7 +16,6 @@ from agents.greedy import PythonGreedy, greedy_policy
 from agents.king_first import king_first_policy
 from agents.merger import merger_policy
 from agents.registry import builtin_agents, builtin_names, load_agent
-from kc_sim.actions import action_text
 from kc_sim.core import loop
 from kc_sim.core.layout import STOP
 from kc_sim.core.legal import count_plays, nth_play
@@ -26,32 +25,13 @@ from kc_sim.errors import UserError
 from kc_sim.game import Game
 from kc_sim.rules import DRAW, LAYOUT_KINGS, SCORING, RuleSet, parse_rules
 from kc_sim.runner import play_matches, play_rounds, record_round
+from positions import play_turn, position
 
 ROOT = Path(__file__).resolve().parents[1]
 PY_EXAMPLE = ROOT / "agents" / "examples" / "my_python_agent.py"
 COMPILED_EXAMPLE = ROOT / "agents" / "examples" / "my_compiled_agent.py"
 BUILTINS = ["random", "greedy", "king-first", "pile-merger", "planner", "sampler"]
 POLICIES = {"greedy": greedy_policy, "king-first": king_first_policy, "pile-merger": merger_policy}
-
-
-def play_turn(policy, g: Game, seed: int = 1) -> list[str]:
-    """Let ``policy`` play the current turn of ``g`` to its stop; the actions as text."""
-    mem = np.zeros(MEM_SIZE, dtype=np.int64)
-    mem[0] = seed
-    seat, turns, out = g.seat, g.turns, []
-    while not g.over and g.seat == seat and g.turns == turns:
-        a = int(policy(g.state, g.seat, mem))
-        if a == STOP:
-            g.play(a)
-            break
-        out.append(action_text(a))
-        g.play(a)
-    return out
-
-
-def position(hand, piles, other=("2C", "2D", "2H"), rules="classic", stock=("3D", "4D")) -> Game:
-    """Seat 1 to act (dealer 0) holding ``hand``; seat 0 holds ``other``."""
-    return Game.from_position([list(other), list(hand)], piles, list(stock), dealer=0, rules=rules)
 
 
 # --- distinctive behaviour -------------------------------------------------------------------

@@ -20,26 +20,9 @@ from kc_sim.core.layout import STOP
 from kc_sim.core.legal import is_legal
 from kc_sim.core.policy import MEM_SIZE, random_policy
 from kc_sim.core.step import apply, deal
-from kc_sim.game import Game
 from kc_sim.rules import DRAW, LAYOUT_KINGS, SCORING, parse_rules
 from kc_sim.runner import play_rounds
-
-
-def play_turn(policy, g: Game, mem=None) -> list[str]:
-    mem = np.zeros(MEM_SIZE, dtype=np.int64) if mem is None else mem
-    seat, turns, out = g.seat, g.turns, []
-    while not g.over and g.seat == seat and g.turns == turns:
-        a = int(policy(g.state, g.seat, mem))
-        if a == STOP:
-            g.play(a)
-            break
-        out.append(action_text(a))
-        g.play(a)
-    return out
-
-
-def position(hand, piles, other=("2C", "2D", "2H"), rules="classic", stock=("3D", "4D")) -> Game:
-    return Game.from_position([list(other), list(hand)], piles, list(stock), dealer=0, rules=rules)
+from positions import play_turn, position
 
 
 def test_goes_out_through_a_pile_move_worked_example_2():
