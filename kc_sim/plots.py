@@ -314,22 +314,23 @@ def cluster_rate(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, f
     return float(p), lo, hi
 
 
-def fmt_pct(v, lo=None, hi=None, digits: int = 1) -> str:
-    """``52.3% [52.1, 52.5]`` (or ``-`` for NaN)."""
+def _fmt(v, lo, hi, digits: int, scale: float, unit: str) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
+    text = f"{scale * v:.{digits}f}{unit}"
     if lo is None or math.isnan(lo):
-        return f"{100 * v:.{digits}f}%"
-    return f"{100 * v:.{digits}f}% [{100 * lo:.{digits}f}, {100 * hi:.{digits}f}]"
+        return text
+    return f"{text} [{scale * lo:.{digits}f}, {scale * hi:.{digits}f}]"
+
+
+def fmt_pct(v, lo=None, hi=None, digits: int = 1) -> str:
+    """``52.3% [52.1, 52.5]`` (or ``-`` for NaN)."""
+    return _fmt(v, lo, hi, digits, 100, "%")
 
 
 def fmt_num(v, lo=None, hi=None, digits: int = 2) -> str:
     """``2.60 [2.59, 2.62]`` (or ``-`` for NaN)."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    if lo is None or math.isnan(lo):
-        return f"{v:.{digits}f}"
-    return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+    return _fmt(v, lo, hi, digits, 1, "")
 
 
 # --- the numbers behind the figures ----------------------------------------------------
