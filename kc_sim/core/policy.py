@@ -15,8 +15,9 @@ the start of every round and is the policy's own (e.g. a plan for the turn).
 import numba as nb
 from numba import types
 
-from kc_sim.core.layout import STOP
-from kc_sim.core.legal import count_plays, nth_play
+from kc_sim.core.bits import lowest, popcount
+from kc_sim.core.layout import N_PILES, STOP
+from kc_sim.core.legal import count_moves, hand_mask, nth_play, target_mask
 from kc_sim.core.rng import below
 
 MEM_SIZE = 64
@@ -31,8 +32,29 @@ def compiled_policy(fn):
 
 @compiled_policy
 def random_policy(st, seat, mem):
-    """A uniformly random legal placement or pile move; stop only when none is left."""
-    k = count_plays(st)
-    if k == 0:
+    """A uniformly random legal placement or pile move; stop only when none is left.
+
+    One pass counts the placements pile by pile (keeping each pile's mask in ``mem[1:9]``)
+    and the pile moves; the chosen placement is then read from the kept masks. The choice
+    is the ``below(mem, 0, k)``-th play in ``nth_play``'s order."""
+    hand = hand_mask(st, seat)
+    k = 0
+    for p in range(N_PILES):
+        m = hand & target_mask(st, p)
+        mem[1 + p] = m
+        k += popcount(m)
+    total = k + count_moves(st)
+    if total == 0:
         return STOP
-    return nth_play(st, below(mem, 0, k))
+    r = below(mem, 0, total)
+    if r >= k:
+        return nth_play(st, r)
+    for p in range(N_PILES):
+        m = mem[1 + p]
+        c = popcount(m)
+        if r < c:
+            for _ in range(r):
+                m &= m - 1
+            return lowest(m) * 8 + p
+        r -= c
+    return STOP
