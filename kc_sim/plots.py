@@ -241,14 +241,18 @@ def load_run(run_dir) -> RunData:
 
 # --- intervals clustered by deal ---------------------------------------------------
 
+def _select(x, cluster, mask):
+    """The outcomes and their deal ids as arrays, restricted to ``mask`` when given."""
+    x = np.asarray(x, dtype=np.float64)
+    cluster = np.asarray(cluster, dtype=np.int64)
+    return (x[mask], cluster[mask]) if mask is not None else (x, cluster)
+
+
 def cluster_mean(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, float]:
     """``(mean, lo, hi)`` of ``x`` with a cluster-robust normal interval: the ratio
     estimator sum(x) / n over clusters (deals), standard error from the per-cluster
     residuals. NaNs when there is nothing to average."""
-    x = np.asarray(x, dtype=np.float64)
-    cluster = np.asarray(cluster, dtype=np.int64)
-    if mask is not None:
-        x, cluster = x[mask], cluster[mask]
+    x, cluster = _select(x, cluster, mask)
     if len(x) == 0:
         return math.nan, math.nan, math.nan
     s, n = _cluster_sums(x, cluster)
@@ -293,10 +297,7 @@ def cluster_rate(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, f
     """``(rate, lo, hi)`` of a 0/1 outcome (or a score in [0, 1]): a Wilson interval on the
     effective sample size p (1 - p) / se**2, se clustered by deal. With no variation at
     all (p 0 or 1) the number of deals is the sample size."""
-    x = np.asarray(x, dtype=np.float64)
-    cluster = np.asarray(cluster, dtype=np.int64)
-    if mask is not None:
-        x, cluster = x[mask], cluster[mask]
+    x, cluster = _select(x, cluster, mask)
     if len(x) == 0:
         return math.nan, math.nan, math.nan
     p, lo, hi = cluster_mean(x, cluster, z=z)

@@ -42,3 +42,11 @@ def popcount(m):
 def lowest(m):
     """Index of the lowest set bit of a non-zero mask."""
     return _cttz(m)
+
+
+@nb.njit(cache=True, inline="always")
+def nth_bit(m, n):
+    """Index of the n-th lowest set bit (0-based) of a mask with more than n bits set."""
+    for _ in range(n):
+        m &= m - 1
+    return _cttz(m)

@@ -8,7 +8,7 @@ import numba as nb
 import numpy as np
 
 from kc_sim.cards import ALL_MASK, FITS_ON, FITS_UNDER, KING, KINGS_MASK, NON_KINGS_MASK, RANK
-from kc_sim.core.bits import popcount, lowest
+from kc_sim.core.bits import lowest, nth_bit, popcount
 from kc_sim.core.layout import (
     HAND, MOVE_BASE, N_ACTIONS, N_PILES, PILE_BASE, PILE_TOP, RULES, SEAT, STOP, DONE,
 )
@@ -116,9 +116,7 @@ def nth_play(st, n):
         m = hand & target_mask(st, p)
         k = popcount(m)
         if n < k:
-            for _ in range(n):
-                m &= m - 1
-            return lowest(m) * 8 + p
+            return nth_bit(m, n) * 8 + p
         n -= k
     for s in range(4):
         if st[PILE_BASE + s] >= 0:

@@ -15,7 +15,7 @@ the start of every round and is the policy's own (e.g. a plan for the turn).
 import numba as nb
 from numba import types
 
-from kc_sim.core.bits import lowest, popcount
+from kc_sim.core.bits import nth_bit, popcount
 from kc_sim.core.layout import N_PILES, STOP
 from kc_sim.core.legal import count_moves, hand_mask, nth_play, target_mask
 from kc_sim.core.rng import below
@@ -53,8 +53,6 @@ def random_policy(st, seat, mem):
         m = mem[1 + p]
         c = popcount(m)
         if r < c:
-            for _ in range(r):
-                m &= m - 1
-            return lowest(m) * 8 + p
+            return nth_bit(m, r) * 8 + p
         r -= c
     return STOP
