@@ -395,13 +395,6 @@ def _save_manifest(manifest: dict, out: Path) -> None:
 
 # --- dispatch ----------------------------------------------------------------------
 
-def _ensure_numba_cache_env() -> None:
-    """Workers must find the parent's numba cache: pass an explicit cache folder on."""
-    import numba
-    if "NUMBA_CACHE_DIR" not in os.environ and numba.config.CACHE_DIR:
-        os.environ["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR
-
-
 def _loky_executor(jobs: int):
     """joblib's reusable loky process pool (workers inherit the environment, hence the
     numba cache folder); the same pool is reused by later runs of this process."""
@@ -545,7 +538,6 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     workers = max(1, min(jobs, len(pending)))
     faults = str((plan.out / FAULTS_DIR).resolve())
     warm_args = (tuple(plan.load_names[i] for i in sched.lineups[0]), plan.rules.spec(), plan.mode, faults)
-    _ensure_numba_cache_env()
     warm(*warm_args)   # compile or load once here, before any worker starts
     if backend == "loky" and workers > 1:
         prestart_loky(workers, warm_args)
