@@ -65,6 +65,7 @@ from pathlib import Path
 import numpy as np
 
 from kc_sim.errors import UserError
+from kc_sim.plots import fmt_pp as _pp, fmt_signed as _signed
 
 KINDS = ("seats", "head_to_head", "rules")
 FINDINGS_FILE = "findings.md"
@@ -347,24 +348,6 @@ def _md_table(header, rows) -> str:
              "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(esc(v) for v in r) + " |" for r in rows]
     return "\n".join(lines)
-
-
-def _pp(v, lo, hi, digits: int = 2) -> str:
-    """A difference of rates in percentage points, with its interval."""
-    if v is None or math.isnan(v):
-        return "-"
-    if math.isnan(lo):
-        return f"{100 * v:+.{digits}f} pp"
-    return f"{100 * v:+.{digits}f} pp [{100 * lo:+.{digits}f}, {100 * hi:+.{digits}f}]"
-
-
-def _signed(v, lo, hi, digits: int = 3) -> str:
-    """A difference of means with its sign, with its interval."""
-    if v is None or math.isnan(v):
-        return "-"
-    if math.isnan(lo):
-        return f"{v:+.{digits}f}"
-    return f"{v:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
 
 
 def _excludes(ci, value) -> int:

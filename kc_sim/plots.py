@@ -315,18 +315,31 @@ def cluster_rate(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, f
     return float(p), lo, hi
 
 
-def _fmt(v, lo, hi, digits: int, scale: float, unit: str) -> str:
+def _fmt(v, lo, hi, digits: int, scale: float, unit: str, sign: str = "") -> str:
+    """``v`` (times ``scale``) with its unit and, when known, its interval; ``sign="+"``
+    prints the sign of differences."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
-    text = f"{scale * v:.{digits}f}{unit}"
+    spec = f"{sign}.{digits}f"
+    text = f"{scale * v:{spec}}{unit}"
     if lo is None or math.isnan(lo):
         return text
-    return f"{text} [{scale * lo:.{digits}f}, {scale * hi:.{digits}f}]"
+    return f"{text} [{scale * lo:{spec}}, {scale * hi:{spec}}]"
 
 
 def fmt_pct(v, lo=None, hi=None, digits: int = 1) -> str:
     """``52.3% [52.1, 52.5]`` (or ``-`` for NaN)."""
     return _fmt(v, lo, hi, digits, 100, "%")
+
+
+def fmt_pp(v, lo=None, hi=None, digits: int = 2) -> str:
+    """A difference of rates in percentage points: ``+1.74 pp [+1.61, +1.87]``."""
+    return _fmt(v, lo, hi, digits, 100, " pp", "+")
+
+
+def fmt_signed(v, lo=None, hi=None, digits: int = 3) -> str:
+    """A difference of means with its sign: ``+0.048 [+0.041, +0.054]``."""
+    return _fmt(v, lo, hi, digits, 1, "", "+")
 
 
 def fmt_num(v, lo=None, hi=None, digits: int = 2) -> str:
