@@ -64,6 +64,14 @@ class PythonAgent(abc.ABC):
         self._rng = None
         self._rng_seed = seed
 
+    def start_round(self, seat: int, players: int, rules, seed: int) -> None:
+        """What the runner calls before every round: reseed ``self.rng``, then call
+        :meth:`new_round` if a subclass overrides it (the base hook only reseeds)."""
+        self._rng = None
+        self._rng_seed = seed
+        if type(self).new_round is not PythonAgent.new_round:
+            self.new_round(seat, players, rules, seed)
+
     @abc.abstractmethod
     def act(self, obs: SeatView) -> int | str:
         """Return one of ``obs.legal`` (an action id) or its text (``7H>E``, ``N>E``, ``stop``)."""

@@ -164,10 +164,7 @@ class SeatAgent:
         loop.seed_policies(self.mem, int(round_seed), players)
         self.seat = seat
         if self.instance is not None:
-            s = int(self.mem[seat, 0])
-            self.instance._rng = None
-            self.instance._rng_seed = s
-            self.instance.new_round(seat, players, rules, s)
+            self.instance.start_round(seat, players, rules, int(self.mem[seat, 0]))
 
     def act(self, game: Game, scores=()) -> int:
         """The agent's action id at its decision (its seat must be the seat to act).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from kc_sim.core.loop import first_dealer
 from kc_sim.core.rng import derive
 from kc_sim.records import write_records
 from kc_sim.rules import RuleSet
@@ -24,6 +23,6 @@ def record_rounds(path, names: list[str], rounds: int, seed: int, rules: RuleSet
     def gen():
         for i in range(rounds):
             s = round_seed(seed, i)
-            yield record_round(agents, s, rules, dealer=int(first_dealer(s, len(agents))), round=i)
+            yield record_round(agents, s, rules, round=i)   # dealer drawn from the seed
 
     return write_records(path, gen())

@@ -107,13 +107,6 @@ def _write_row(st, seed, seat_map, out, row, match, match_round):
     out[row, loop.C_MATCH_ROUND] = match_round
 
 
-def _base_new_round():
-    from agents.base import PythonAgent
-
-    return PythonAgent.new_round
-
-
-_BASE_NEW_ROUND = _base_new_round()
 _TEXT_IDS = {action_text(a): a for a in range(L.N_ACTIONS)}
 
 
@@ -194,11 +187,8 @@ class _Table:
                 continue
             if seeds is None:
                 seeds = mem[:k, 0].tolist()
-            inst._rng = None
-            inst._rng_seed = seeds[s]
             try:
-                if type(inst).new_round is not _BASE_NEW_ROUND:   # the base hook only reseeds
-                    inst.new_round(s, k, rules, seeds[s])
+                inst.start_round(s, k, rules, seeds[s])
             except Exception as e:
                 return _Fault(s, "raised", f"raised {type(e).__name__} in new_round: {' '.join(str(e).split())}",
                               None, e)
