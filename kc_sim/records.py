@@ -17,7 +17,7 @@ from kc_sim.cards import PILES, card_text
 from kc_sim.core import layout as L
 from kc_sim.core.loop import LOG_CLOSE, LOG_TURN, MAX_DECISIONS, play_round, seed_policies
 from kc_sim.core.policy import MEM_SIZE
-from kc_sim.core.step import deal_stock, open_turn, shuffle_stock
+from kc_sim.game import Game
 from kc_sim.rules import RuleSet
 
 FORMAT = "kc-sim/game/1"
@@ -61,22 +61,10 @@ def make_record(*, rules: RuleSet, names, seed: int, initial: dict, turns: list[
     }
 
 
-def snapshot_state(st) -> dict:
-    """Dealer, hands, piles and stock of a core state, as lists of card ids."""
-    from kc_sim.game import Game  # the step API owns the reading of states
-
-    g = Game.__new__(Game)
-    g.state = st
-    return g.snapshot()
-
-
 def dealt_position(seed: int, players: int, dealer: int, rules: RuleSet) -> dict:
     """The position a record starts from: hands as dealt, table after the layout, the
     stock, before the first turn opens (and, under draw=start, draws)."""
-    st = np.zeros(L.STATE_SIZE, dtype=np.int64)
-    shuffle_stock(st, seed, rules.decks)
-    deal_stock(st, players, dealer, rules.codes())
-    return snapshot_state(st)
+    return Game(players, rules, seed, dealer).initial
 
 
 def record_compiled_round(policies, names, seed: int, dealer: int, rules: RuleSet, *, seat_map=None,
@@ -84,11 +72,8 @@ def record_compiled_round(policies, names, seed: int, dealer: int, rules: RuleSe
     """Deal from ``seed`` and play one round of compiled policies with the event log on.
     Returns (record, status, bad action); status is the core loop's (0 ok)."""
     players = len(names)
-    st = np.zeros(L.STATE_SIZE, dtype=np.int64)
-    shuffle_stock(st, seed, rules.decks)
-    deal_stock(st, players, dealer, rules.codes())
-    initial = snapshot_state(st.copy())
-    open_turn(st)
+    g = Game(players, rules, seed, dealer)
+    st = g.state
     mem = np.zeros((L.MAX_SEATS, MEM_SIZE), dtype=np.int64)
     seed_policies(mem, seed, players)
     log = np.zeros(3 * MAX_DECISIONS, dtype=np.int64)
@@ -96,7 +81,7 @@ def record_compiled_round(policies, names, seed: int, dealer: int, rules: RuleSe
     status, bad, n = play_round(st, tuple(policies), seat_map, mem, log)
     winner = int(st[L.WINNER])
     rec = make_record(
-        rules=rules, names=names, seed=seed, initial=initial, turns=turns_from_log(log[:n]),
+        rules=rules, names=names, seed=seed, initial=g.initial, turns=turns_from_log(log[:n]),
         end=L.END_NAMES[int(st[L.END])] if st[L.DONE] else "unfinished",
         winner=winner if winner >= 0 else None,
         penalties=st[L.PENALTY:L.PENALTY + players] if st[L.DONE] else [],
