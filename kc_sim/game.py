@@ -16,7 +16,9 @@ from kc_sim.actions import action_text, parse_action
 from kc_sim.core import layout as L
 from kc_sim.core.legal import is_legal, legal_mask
 from kc_sim.core.loop import first_dealer
-from kc_sim.core.step import apply, close_turn, deal_stock, next_turn, open_turn, shuffle_stock
+from kc_sim.core.step import (
+    add_to_hand, apply, clear_table, close_turn, deal_stock, next_turn, open_turn, put_on_pile, shuffle_stock,
+)
 from kc_sim.errors import UserError
 from kc_sim.observation import SeatView
 from kc_sim.rules import RuleSet, parse_rules
@@ -86,25 +88,17 @@ class Game:
         cls._check_dealer(dealer, players)
         g.seed = -1
         st = g.state = np.zeros(L.STATE_SIZE, dtype=np.int64)
-        st[L.RULES:L.RULES + 6] = g.rules.codes()
-        st[L.PLAYERS], st[L.DEALER], st[L.WINNER] = players, dealer, -1
-        st[L.PILE_BASE:L.PILE_BASE + 8] = -1
-        st[L.PILE_TOP:L.PILE_TOP + 8] = -1
-        ids = lambda xs: [c if isinstance(c, (int, np.integer)) else cards.parse_card(c) for c in xs]
-        for seat, hand in enumerate(hands):
-            for c in ids(hand):
-                i = L.HAND + 2 * seat + (1 if st[L.HAND + 2 * seat] >> c & 1 else 0)
-                st[i] |= 1 << c
-                st[L.HAND_N + seat] += 1
-        for p, pile in enumerate(list(piles) + [[]] * (8 - len(piles))):
-            pile = ids(pile)
-            if pile:
-                st[L.PILE_BASE + p], st[L.PILE_TOP + p], st[L.PILE_SIZE + p] = pile[0], pile[-1], len(pile)
-                st[L.PILE_MASK + p] = cards.cards_to_mask(pile)
+        ids = lambda xs: [int(c) if isinstance(c, (int, np.integer)) else cards.parse_card(c) for c in xs]
         stock = ids(stock)
         st[L.STOCK:L.STOCK + len(stock)] = stock
         st[L.STOCK_LEN] = len(stock)
-        st[L.FIRST] = st[L.SEAT] = (dealer + 1) % players
+        clear_table(st, players, dealer, g.rules.codes())
+        for seat, hand in enumerate(hands):
+            for c in ids(hand):
+                add_to_hand(st, seat, c)
+        for p, pile in enumerate(piles):
+            for c in ids(pile):
+                put_on_pile(st, p, c)
         g.initial = g.snapshot()
         open_turn(st)
         g._mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)

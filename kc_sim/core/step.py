@@ -83,11 +83,9 @@ def shuffle_stock(st, seed, decks):
 
 
 @nb.njit(cache=True)
-def deal_stock(st, players, dealer, rules):
-    """Deal the deck already in the stock area: 7 cards each, one at a time, from the
-    dealer's left; turn up N, E, S, W (layout kings to corners under ``to_corner``);
-    the rest is the stock, and the player left of the dealer is to start the first turn
-    (``open_turn`` starts it; it is separate so that the dealt position can be recorded)."""
+def clear_table(st, players, dealer, rules):
+    """Start a round on ``st``: no cards in hands or piles, the header set, the player
+    left of the dealer to act. The stock area (the deck) is kept."""
     n = st[STOCK_LEN]
     st[:STOCK] = 0
     st[STOCK_LEN] = n
@@ -99,6 +97,17 @@ def deal_stock(st, players, dealer, rules):
     for p in range(8):
         st[PILE_BASE + p] = -1
         st[PILE_TOP + p] = -1
+    st[FIRST] = (dealer + 1) % players
+    st[SEAT] = st[FIRST]
+
+
+@nb.njit(cache=True)
+def deal_stock(st, players, dealer, rules):
+    """Deal the deck already in the stock area: 7 cards each, one at a time, from the
+    dealer's left; turn up N, E, S, W (layout kings to corners under ``to_corner``);
+    the rest is the stock, and the player left of the dealer is to start the first turn
+    (``open_turn`` starts it; it is separate so that the dealt position can be recorded)."""
+    clear_table(st, players, dealer, rules)
     pos = 0
     for i in range(7 * players):
         add_to_hand(st, (dealer + 1 + i) % players, st[STOCK + pos])
@@ -118,8 +127,6 @@ def deal_stock(st, players, dealer, rules):
                 put_on_pile(st, side, c)
                 break
     st[STOCK_POS] = pos
-    st[FIRST] = (dealer + 1) % players
-    st[SEAT] = st[FIRST]
 
 
 @nb.njit(cache=True)
