@@ -1,17 +1,19 @@
 # Two-command set-up on a fresh machine with Python 3.11:
 #   make run    installs into .venv and runs a default tournament
 #   make test   installs into .venv (with the test extra) and runs the test suite
+# Every install is pinned by constraints.txt (make lock rewrites it; see the README).
+# numba's compile cache is the one kc-sim itself uses (~/.cache/kc-sim/numba, or
+# NUMBA_CACHE_DIR when set), so make, kc-sim, the tests and notebooks share it.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: run test install bench clean-cache
+.PHONY: run test install notebook bench lock clean-cache
 
-$(BIN)/kc-sim: pyproject.toml
-	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,rl]"
+$(BIN)/kc-sim: pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(PIP) -e ".[test,rl]"
 	touch $@
 
 install: $(BIN)/kc-sim
@@ -20,10 +22,23 @@ run: install
 	$(BIN)/kc-sim tournament --agents greedy,merger
 
 test: install
+	$(BIN)/deptry .
 	$(BIN)/python -m pytest -n 2 -q
+
+$(BIN)/jupyter-lab: $(BIN)/kc-sim
+	$(PIP) -e ".[test,rl,notebook]"
+	touch $@
+
+notebook: $(BIN)/jupyter-lab
+	$(BIN)/jupyter lab notebooks/
 
 bench: install
 	$(BIN)/kc-sim bench --cold --agents
 
+lock: install
+	$(PIP) pip-tools
+	$(BIN)/pip-compile --all-extras --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links \
+		--upgrade --quiet -o constraints.txt pyproject.toml
+
 clean-cache:
-	rm -rf $(NUMBA_CACHE_DIR)
+	rm -rf "$${NUMBA_CACHE_DIR:-$$HOME/.cache/kc-sim/numba}"

@@ -73,7 +73,7 @@ def start_seconds(cache_dir: str | None = None) -> float:
 
 
 def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, agents: bool = False,
-              tournament: bool = False) -> dict:
+              tournament: bool = False, scale=None) -> dict:
     """All figures as one flat dict (what ``kc-sim bench --json`` prints)."""
     rules = parse_rules("classic")
     core = core_rounds_per_s(rounds, rules)
@@ -96,4 +96,8 @@ def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, a
         from kc_sim.cli_tournament import bench_tournament
 
         figures.update({k: round(v, 3) if isinstance(v, float) else v for k, v in bench_tournament().items()})
+    if scale:
+        from kc_sim.bench_scale import run_scale
+
+        figures.update(run_scale(scale))
     return figures

@@ -9,10 +9,8 @@ from typing import Annotated, Optional
 
 import typer
 
-try:  # typer >= 0.16 vendors click
-    from typer._click import exceptions as click_exceptions
-except ImportError:  # pragma: no cover
-    from click import exceptions as click_exceptions
+# typer (>= 0.16, as declared) vendors click and does not re-export these exceptions
+from typer._click import exceptions as click_exceptions
 
 from kc_sim.errors import UserError
 from kc_sim.rules import parse_rules, rules_help
@@ -88,16 +86,29 @@ def bench(
     cold: Annotated[bool, typer.Option(help="also time a cold compile (empty numba cache, ~15 s)")] = False,
     agents: Annotated[bool, typer.Option(help="also time every built-in agent in self-play")] = False,
     tournament: Annotated[bool, typer.Option(help="also time a 1M-round tournament and 2 workers vs 1 (~15 s)")] = False,
+    scale: Annotated[bool, typer.Option(
+        "--scale", help="also check that nothing grows with the rounds: time and peak memory of a 4-agent "
+        "tournament and of leaderboard, plot and report on it at each --scale-rounds size (~2 min)")] = False,
+    scale_rounds: Annotated[str, typer.Option(
+        "--scale-rounds", help="comma-separated tournament sizes for --scale")] = "1500000,9000000",
 ):
     """Measure rounds per second: compiled core vs the reference (random play, classic, 4 players, one core)."""
     from kc_sim.bench import run_bench
 
-    figures = run_bench(rounds=rounds, seconds=seconds, cold=cold, agents=agents, tournament=tournament)
+    try:
+        sizes = tuple(int(x) for x in scale_rounds.split(","))
+    except ValueError:
+        raise UserError(f"bad --scale-rounds {scale_rounds!r}: expected sizes like 1500000,9000000") from None
+    if scale and (len(sizes) < 2 or min(sizes) < 1):
+        raise UserError(f"bad --scale-rounds {scale_rounds!r}: expected at least two positive sizes")
+    figures = run_bench(rounds=rounds, seconds=seconds, cold=cold, agents=agents, tournament=tournament,
+                        scale=sizes if scale else None)
     if as_json:
         typer.echo(json.dumps(figures))
     else:
+        w = max(map(len, figures))
         for k, v in figures.items():
-            typer.echo(f"{k:28s} {v:>14,.3f}" if isinstance(v, float) else f"{k:28s} {v!s:>14}")
+            typer.echo(f"{k:{w}s} {v:>14,.3f}" if isinstance(v, float) else f"{k:{w}s} {v!s:>14}")
 
 
 def _register_commands():
@@ -124,8 +135,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     except UserError as e:
         typer.echo(f"kc-sim: error: {e}", err=True)
         return 2
-    except (typer.Abort, KeyboardInterrupt):
-        typer.echo("kc-sim: interrupted; finished work is kept", err=True)
+    except (typer.Abort, KeyboardInterrupt) as e:
+        if not str(e):                      # a run's Interrupted has said what was kept
+            typer.echo("kc-sim: interrupted; finished work is kept", err=True)
         return 130
     except click_exceptions.NoArgsIsHelpError as e:
         typer.echo(e.format_message())

@@ -93,16 +93,22 @@ def tournament(
 
 
 def final_line(res) -> str:
+    """The closing line: size, wall time split into start-up (compiling or loading the
+    compiled code, starting workers), play (with its rate) and the rest (summary, records),
+    chunks, and where the results are. The rate counts play time only, never compile time."""
     unit = "rounds" if res.plan.mode == "rounds" else "matches"
-    rate = res.played_units / res.seconds if res.seconds > 0 else float("nan")
     extra = f" ({res.rounds:,} rounds)" if unit == "matches" else ""
-    if res.resumed_chunks:
-        played = (f"{res.played_units:,} played now in {res.seconds:.1f} s ({rate:,.0f} {unit}/s), "
-                  f"{res.resumed_chunks} of {res.played_chunks + res.resumed_chunks} chunks were already done")
+    if res.played_units:
+        rate = res.played_units / res.play_seconds if res.play_seconds > 0 else float("nan")
+        rest = max(res.seconds - res.start_seconds - res.play_seconds, 0.0)
+        phases = (f"compile and start-up {res.start_seconds:.1f} s, play {res.play_seconds:.1f} s at {rate:,.0f} {unit}/s, "
+                  f"summary {rest:.1f} s")
     else:
-        played = f"in {res.seconds:.1f} s ({rate:,.0f} {unit}/s), {res.played_chunks} chunk" + \
-            ("s" if res.played_chunks != 1 else "")
-    return f"{res.units:,} {unit}{extra} {played}; results in {res.out}"
+        phases = "nothing left to play"
+    chunks = res.played_chunks + res.resumed_chunks
+    done = (f"{res.resumed_chunks} of {chunks} chunks were already done, {res.played_units:,} {unit} played now"
+            if res.resumed_chunks else f"{chunks} chunk" + ("s" if chunks != 1 else ""))
+    return f"{res.units:,} {unit}{extra} in {res.seconds:.1f} s ({phases}); {done}; results in {res.out}"
 
 
 def _ci(v, lo, hi, pct: bool) -> str:
@@ -200,13 +206,7 @@ def bench_agent(
 
 def bench_table(res):
     """Head-to-head rows of the measured agent (agent 0) against each baseline."""
-    from kc_sim import results as R
-    from kc_sim.stats import Tally
-
-    tally = Tally(len(res.plan.labels), 2)
-    for codes, pen, winner in R.iter_codes(res.out, res.plan.labels):
-        tally.add_rounds(codes, pen, winner)
-    h2h = tally.head_to_head(res.plan.labels)
+    h2h = res.tally.head_to_head(res.plan.labels)
     return h2h[h2h["agent"] == res.plan.labels[0]].reset_index(drop=True)
 
 

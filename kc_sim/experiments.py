@@ -49,6 +49,11 @@ Comparisons (every interval is 95% and clustered by deal, see :mod:`kc_sim.plots
   result (winner or block) changed.
 
 ``--scale s`` multiplies every run's ``rounds``/``matches`` (at least one rotation group).
+
+The findings are computed from one streaming pass over each run's parquet parts
+(:func:`kc_sim.scan.scan_run`: per-batch sums of every figure, batches of consecutive
+deals), and, for a run paired with its baseline, one pass over both runs side by side
+(:func:`kc_sim.scan.compare_runs`), so runs of any size fit in memory.
 """
 
 from __future__ import annotations
@@ -62,7 +67,6 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 from kc_sim.errors import UserError
 from kc_sim.plots import fmt_pp as _pp, fmt_signed as _signed
@@ -360,15 +364,8 @@ def _excludes(ci, value) -> int:
 
 def _seat_figures(data) -> dict:
     """Position win rates and the first seat's edges, clustered by deal."""
-    from kc_sim.plots import cluster_mean, position_rows
-
-    k = data.players
-    wpos = data.winner_position
-    g = data.group
-    out = {"positions": position_rows(data)}
-    out["edge_equal"] = cluster_mean((wpos == 0).astype(np.float64) - (~data.blocked) / k, g)
-    out["first_last"] = cluster_mean((wpos == 0).astype(np.float64) - (wpos == k - 1), g)
-    return out
+    return {"positions": data.position_rows(), "edge_equal": data.round_mean("edge"),
+            "first_last": data.round_mean("first_last")}
 
 
 def _run_row(spec: RunSpec, data, folder: Path, base: Path) -> list:
@@ -376,7 +373,7 @@ def _run_row(spec: RunSpec, data, folder: Path, base: Path) -> list:
         rel = folder.resolve().relative_to(base.resolve().parent)
     except ValueError:
         rel = folder
-    size = f"{len(data.matches['group']):,} matches ({data.n:,} rounds)" if data.matches is not None else f"{data.n:,}"
+    size = f"{data.n_matches:,} matches ({data.n:,} rounds)" if data.n_matches is not None else f"{data.n:,}"
     return [spec.name, ", ".join(data.labels), data.players, data.rules_label, size, f"{data.deals:,}",
             data.seed, f"`{rel.as_posix()}`"]
 
@@ -386,9 +383,9 @@ def findings_markdown(exp: Experiment, specs, run_dirs: dict, out: Path, *, scal
     """The findings file: the question, how to reproduce, the runs, the results tables
     and a few plain sentences, every number with its 95% interval."""
     from kc_sim import __version__ as version
-    from kc_sim.plots import load_run
+    from kc_sim.scan import scan_run
 
-    datas = {s.name: load_run(run_dirs[s.name]) for s in specs}
+    datas = {s.name: scan_run(run_dirs[s.name]) for s in specs}
     lines = [f"# Findings: {exp.name}", "", f"**Question.** {exp.question}", ""]
     if exp.notes:
         lines += [exp.notes, ""]
@@ -411,7 +408,7 @@ def findings_markdown(exp: Experiment, specs, run_dirs: dict, out: Path, *, scal
 
 
 def _seats_section(exp, specs, datas):
-    from kc_sim.plots import cluster_rate, fmt_pct
+    from kc_sim.plots import fmt_pct
 
     kmax = max(d.players for d in datas.values())
     header = ["run", "players", "rules"] + [f"position {p + 1}" + (" (first)" if p == 0 else "") for p in range(kmax)] \
@@ -421,9 +418,8 @@ def _seats_section(exp, specs, datas):
         d = datas[s.name]
         f = _seat_figures(d)
         pos = [fmt_pct(*r["win"], digits=2) for r in f["positions"]] + ["-"] * (kmax - d.players)
-        blocked = d.blocked.astype(np.float64)
         rows.append([s.name, d.players, d.rules_label, *pos, _pp(*f["edge_equal"]), _pp(*f["first_last"]),
-                     fmt_pct(*cluster_rate(blocked, d.group), digits=3)])
+                     fmt_pct(*d.round_rate("blocked"), digits=3)])
         first = f["positions"][0]["win"]
         verdict = {1: "an advantage", -1: "a disadvantage", 0: "no detectable advantage"}[_excludes(f["edge_equal"], 0)]
         summary.append(f"{s.name} ({d.players} players, {d.rules_label}): the first player wins "
@@ -456,46 +452,16 @@ def _resolve_label(data, name: str) -> int | None:
 
 def _deals_won_twice(data, a: int, b: int):
     """2-player runs: share of deals (line-up with a and b, both rotations) that one agent
-    won from both seats."""
-    from kc_sim.plots import cluster_rate
-
-    sa, sb = data.seat_of(a), data.seat_of(b)
-    both = (sa >= 0) & (sb >= 0)
-    if data.players != 2 or not both.any():
-        return None
-    won = (data.winner == sa) & both
-    key = data.lineup[both].astype(np.int64) * (int(data.group.max()) + 1) + data.group[both]
-    uniq, inv = np.unique(key, return_inverse=True)
-    wins = np.bincount(inv, weights=won[both].astype(np.float64))
-    lost = np.bincount(inv, weights=((data.winner == sb) & both)[both].astype(np.float64))
-    size = np.bincount(inv)
-    full = size == 2
-    g = uniq[full] % (int(data.group.max()) + 1)
-    return (cluster_rate((wins[full] == 2).astype(np.float64), g),
-            cluster_rate((lost[full] == 2).astype(np.float64), g), int(full.sum()))
+    won from both seats: ``(a's rate, b's rate, deals)``, or None. Counted per deal while
+    the run is scanned (both rotations of a deal are in the same part)."""
+    f = data.pair(a, b)
+    return None if f is None else f["twice"]
 
 
 def _pair_figures(d, a: int, b: int) -> dict | None:
-    """Head-to-head figures of agents a and b over the rounds where both sat."""
-    from kc_sim.plots import cluster_mean, cluster_rate
-
-    sa, sb = d.seat_of(a), d.seat_of(b)
-    both = (sa >= 0) & (sb >= 0)
-    if not both.any():
-        return None
-    i = np.flatnonzero(both)
-    pa, pb = d.penalty[i, sa[both]], d.penalty[i, sb[both]]
-    wa = (d.winner[both] == sa[both]).astype(np.float64)
-    wb = (d.winner[both] == sb[both]).astype(np.float64)
-    g = d.group[both]
-    return {
-        "rounds": int(both.sum()),
-        "win_a": cluster_rate(wa, g), "win_b": cluster_rate(wb, g),
-        "win_diff": cluster_mean(wa - wb, g),
-        "ahead": cluster_rate(np.where(pa < pb, 1.0, np.where(pa == pb, 0.5, 0.0)), g),
-        "pen_diff": cluster_mean((pa - pb).astype(np.float64), g),
-        "twice": _deals_won_twice(d, a, b),
-    }
+    """Head-to-head figures of agents a and b over the rounds where both sat (see
+    :meth:`kc_sim.scan.RunStats.pair`)."""
+    return d.pair(a, b)
 
 
 def _h2h_section(exp, specs, datas):
@@ -560,37 +526,21 @@ def _h2h_section(exp, specs, datas):
     return body, summary
 
 
-def _same_deals(d1, d2) -> bool:
-    return (d1.n == d2.n and d1.players == d2.players and np.array_equal(d1.group, d2.group)
-            and np.array_equal(d1.rotation, d2.rotation) and np.array_equal(d1.lineup, d2.lineup)
-            and d1.seed == d2.seed and np.array_equal(d1.agent, d2.agent))
-
-
-def _diff(x1, g1, x2, g2, paired: bool):
-    """(difference, lo, hi) of two clustered means: paired by round when the runs played
-    the same deals, else as independent estimates."""
-    from kc_sim.plots import Z95, cluster_mean
+def _diff(d1, d2, value: str, paired: bool):
+    """(difference, lo, hi) of a per-round mean of two runs (``value`` of
+    :data:`kc_sim.scan.ROUND_VALUES`): paired by deal when the runs played the same deals
+    (the per-batch sums of both runs share their batches, so S1 - S2 are the per-batch sums
+    of the round-by-round differences), else as independent estimates."""
+    from kc_sim.scan import Z95, mean_from_sums
 
     if paired:
-        return cluster_mean(np.asarray(x1, np.float64) - np.asarray(x2, np.float64), g1)
-    m1, lo1, hi1 = cluster_mean(x1, g1)
-    m2, lo2, hi2 = cluster_mean(x2, g2)
+        (s1, n1), (s2, _) = d1.round_sums(value), d2.round_sums(value)
+        return mean_from_sums(s1 - s2, n1)
+    m1, lo1, hi1 = d1.round_mean(value)
+    m2, lo2, hi2 = d2.round_mean(value)
     se = math.hypot((hi1 - lo1) / (2 * Z95), (hi2 - lo2) / (2 * Z95))
     d = m1 - m2
     return d, d - Z95 * se, d + Z95 * se
-
-
-def _round_values(d) -> dict:
-    """Per-round values behind the rules comparison."""
-    k = d.players
-    dealt = d.penalty >= 0
-    wpos = d.winner_position
-    return {
-        "turns": d.turns.astype(np.float64),
-        "blocked": d.blocked.astype(np.float64),
-        "edge": (wpos == 0).astype(np.float64) - (~d.blocked) / k,
-        "penalty": np.where(dealt, d.penalty, 0).sum(axis=1) / np.maximum(dealt.sum(axis=1), 1),
-    }
 
 
 def _baseline_of(spec: RunSpec, specs, datas) -> RunSpec | None:
@@ -607,33 +557,30 @@ def _baseline_of(spec: RunSpec, specs, datas) -> RunSpec | None:
 
 
 def _rules_section(exp, specs, datas):
-    from kc_sim.plots import cluster_mean, cluster_rate, fmt_num, fmt_pct
+    from kc_sim.plots import fmt_num, fmt_pct
+    from kc_sim.scan import compare_runs
 
     header = ["run", "players", "rules", "mean turns", "blocked", "first seat win rate", "first seat vs equal share",
               "mean penalty (per player and round)"]
     rows, summary, diffs = [], [], []
     for s in specs:
         d = datas[s.name]
-        v = _round_values(d)
-        g = d.group
-        first = cluster_rate((d.winner_position == 0).astype(np.float64), g)
-        rows.append([s.name, d.players, d.rules_label, fmt_num(*cluster_mean(v["turns"], g)),
-                     fmt_pct(*cluster_rate(v["blocked"], g), digits=3), fmt_pct(*first, digits=2),
-                     _pp(*cluster_mean(v["edge"], g)), fmt_num(*cluster_mean(v["penalty"], g), digits=3)])
+        rows.append([s.name, d.players, d.rules_label, fmt_num(*d.round_mean("turns")),
+                     fmt_pct(*d.round_rate("blocked"), digits=3), fmt_pct(*d.round_rate("first"), digits=2),
+                     _pp(*d.round_mean("edge")), fmt_num(*d.round_mean("penalty"), digits=3)])
         base = _baseline_of(s, specs, datas)
         if base is None:
             continue
         e = datas[base.name]
-        w = _round_values(e)
-        paired = _same_deals(d, e)
-        dt = _diff(v["turns"], g, w["turns"], e.group, paired)
-        db = _diff(v["blocked"], g, w["blocked"], e.group, paired)
-        de = _diff(v["edge"], g, w["edge"], e.group, paired)
-        dp = _diff(v["penalty"], g, w["penalty"], e.group, paired)
+        pair = compare_runs(d, e)
+        paired = pair.same_deals
+        dt = _diff(d, e, "turns", paired)
+        db = _diff(d, e, "blocked", paired)
+        de = _diff(d, e, "edge", paired)
+        dp = _diff(d, e, "penalty", paired)
         changed = "-"
         if paired:
-            other = ((d.winner != e.winner) | (d.blocked != e.blocked)).astype(np.float64)
-            changed_ci = cluster_rate(other, g)
+            changed_ci = pair.changed
             changed = fmt_pct(*changed_ci, digits=3)
         diffs.append([s.name, base.name, "paired by deal" if paired else "independent", _signed(*dt),
                       _pp(*db, digits=3), _pp(*de), _signed(*dp), changed])
@@ -644,9 +591,8 @@ def _rules_section(exp, specs, datas):
                                ("mean penalty", dp, lambda c: _signed(*c))):
             if _excludes(ci, 0.0):
                 parts.append(f"{label} {fmt(ci)}")
-        same_play = paired and other.sum() == 0 and np.array_equal(d.turns, e.turns) \
-            and np.array_equal(d.actions, e.actions)
-        if same_play and np.array_equal(d.penalty, e.penalty):
+        same_play = paired and pair.same_result and pair.same_turns
+        if same_play and pair.same_penalty:
             parts.append("every round is identical to the baseline's on the same deal (same turns, actions, "
                          "winner and penalties): the agents already play this way")
         elif same_play:
@@ -684,7 +630,7 @@ def _base_name(label: str) -> str:
 def _agent_table(specs, datas) -> str:
     """Each agent's win rate per run, for the runs where different agents met (self-play
     runs, where every copy wins an equal share by construction, are left out)."""
-    from kc_sim.plots import agent_rows, fmt_pct
+    from kc_sim.plots import fmt_pct
 
     mixed = [s for s in specs if len({_base_name(x) for x in datas[s.name].labels}) > 1]
     names = []
@@ -696,16 +642,15 @@ def _agent_table(specs, datas) -> str:
         return ""
     rows = []
     for s in mixed:
-        ag = {r["agent"]: r for r in agent_rows(datas[s.name])}
+        ag = {r["agent"]: r for r in datas[s.name].agent_rows()}
         rows.append([s.name] + [fmt_pct(*ag[n]["win"], digits=2) if n in ag else "-" for n in names])
     return _md_table(["run"] + names, rows)
 
 
 def _match_table(specs, datas):
-    from kc_sim.plots import cluster_mean, fmt_num, fmt_pct
-    from kc_sim.report import match_rows
+    from kc_sim.plots import fmt_num, fmt_pct
 
-    ms = [s for s in specs if datas[s.name].matches is not None]
+    ms = [s for s in specs if datas[s.name].n_matches is not None]
     if not ms:
         return None
     names = []
@@ -716,9 +661,9 @@ def _match_table(specs, datas):
     rows, summary = [], []
     for s in ms:
         d = datas[s.name]
-        length = cluster_mean(d.matches["rounds"], d.matches["group"])
-        mr = {r["agent"]: r for r in match_rows(d)}
-        rows.append([s.name, d.rules_label, f"{len(d.matches['group']):,}", fmt_num(*length)]
+        length = d.match_length()
+        mr = {r["agent"]: r for r in d.match_rows()}
+        rows.append([s.name, d.rules_label, f"{d.n_matches:,}", fmt_num(*length)]
                     + [fmt_pct(*mr[n]["win"], digits=2) if n in mr else "-" for n in names])
         best = max(mr.values(), key=lambda r: r["win"][0])
         summary.append(f"{s.name} ({d.rules_label}): {fmt_num(*length)} rounds per match; best match win rate "

@@ -17,7 +17,10 @@ The model (Bradley-Terry on the pairs of each round; see the README, section Str
   time (in pairs that are not tied).
 * **intervals** (95%) come from a bootstrap over deals: the unit resampled is a rotation
   group (one deal played in every seat rotation and by every line-up of a run), so the
-  correlation that duplicate deals create between the rounds of a group is kept. With
+  correlation that duplicate deals create between the rounds of a group is kept. The
+  rounds are read one part at a time and summed per deal; past 16,384 deals a run's deals
+  are pooled into that many batches of consecutive deals, which resamples the same
+  independent deals in blocks (same variance), so memory stays flat. With
   ``bootstrap=0`` they come from the curvature of the likelihood instead (which treats
   pairs as independent and is too narrow under duplicate deals).
 
@@ -33,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kc_sim import scan
 from kc_sim.errors import UserError
 
 ELO = 400.0 / math.log(10.0)
@@ -43,7 +47,7 @@ DEFAULT_BOOTSTRAP = 200
 
 @dataclass
 class Comparisons:
-    """Pairwise results aggregated per (unit, pair): ``unit`` (deal index across runs),
+    """Pairwise results aggregated per (unit, pair): ``unit`` (batch of deals, across runs),
     ``a`` < ``b`` agent indices, ``score`` (wins of a over b, ties count 1/2), ``count``."""
 
     agents: list[str]
@@ -57,20 +61,29 @@ class Comparisons:
     n_rounds: int
 
 
-def _run_tables(run_dir: Path):
-    """The round parts of a run folder as arrow tables, with only the columns needed."""
-    import pyarrow.parquet as pq
+class _RunTables:
+    """The round parts of a run folder (checked), iterated as ``(seats, arrow table)`` with
+    only the columns the comparisons need, one part at a time."""
 
-    from kc_sim import results as R
+    def __init__(self, run_dir: Path):
+        from kc_sim import results as R
 
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise UserError(f"bad run folder {str(run_dir)!r}: no such folder (give a folder written by kc-sim tournament)")
-    parts = R.parts(run_dir)
-    if not parts:
-        raise UserError(f"bad run folder {str(run_dir)!r}: no round results in {run_dir / R.ROUNDS_DIR} "
-                        "(give a folder written by kc-sim tournament)")
-    for p in parts:
+        run_dir = Path(run_dir)
+        if not run_dir.is_dir():
+            raise UserError(f"bad run folder {str(run_dir)!r}: no such folder (give a folder written by "
+                            "kc-sim tournament)")
+        self.parts = R.parts(run_dir)
+        if not self.parts:
+            raise UserError(f"bad run folder {str(run_dir)!r}: no round results in {run_dir / R.ROUNDS_DIR} "
+                            "(give a folder written by kc-sim tournament)")
+        self.columns = []
+        for p in self.parts:
+            self.columns.append(self._columns(p))
+
+    @staticmethod
+    def _columns(p: Path) -> list[str]:
+        import pyarrow.parquet as pq
+
         try:
             schema = pq.read_schema(p)
         except Exception as e:  # noqa: BLE001 - any unreadable part is a user error
@@ -81,83 +94,142 @@ def _run_tables(run_dir: Path):
         if missing or k < 2:
             what = ", ".join(missing) or "agent columns"
             raise UserError(f"cannot read {p}: not a kc-sim round part (missing {what})")
-        yield k, pq.read_table(p, columns=cols)
+        return cols
+
+    def __iter__(self):
+        import pyarrow.parquet as pq
+
+        for p, cols in zip(self.parts, self.columns):
+            yield (len(cols) - 2) // 2, pq.read_table(p, columns=cols)
+
+
+def _run_tables(run_dir: Path) -> _RunTables:
+    return _RunTables(run_dir)
+
+
+def _deals(run_dir: Path, parts) -> int:
+    """Deals (rotation groups per line-up) of a run: from its manifest, else from the parts."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from kc_sim import results as R
+
+    try:
+        return int(R.read_manifest(run_dir)["schedule"]["groups_per_lineup"])
+    except (OSError, ValueError, KeyError, TypeError):
+        top = -1
+        for p in parts:
+            m = pc.max(pq.read_table(p, columns=["group"]).column("group")).as_py()
+            top = max(top, -1 if m is None else int(m))
+        return top + 1
+
+
+def _seat_codes(column, names: dict) -> np.ndarray:
+    """An ``agent_<s>`` column (dictionary or plain strings) as agent indices (-1: no
+    agent), adding the agents seen to ``names``."""
+    d = column.combine_chunks()
+    if hasattr(d, "dictionary"):
+        dictionary = d.dictionary.to_pylist()
+        idx = d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    else:  # plain strings
+        dictionary, idx = np.unique(np.asarray(d.fill_null("").to_pylist(), dtype=object), return_inverse=True)
+        dictionary = list(dictionary)
+    lookup = np.full(max(len(dictionary), 1), -1, np.int64)
+    for j in np.unique(idx[idx >= 0]):          # only the agents that played
+        lookup[j] = names.setdefault(str(dictionary[j]), len(names))
+    return np.where(idx >= 0, lookup[np.maximum(idx, 0)], -1)
 
 
 def load_comparisons(run_dirs) -> Comparisons:
-    """Every pairwise comparison in the rounds of ``run_dirs``, aggregated per deal."""
+    """Every pairwise comparison in the rounds of ``run_dirs``, summed per (batch of
+    deals, pair), read one part at a time.
+
+    The unit the bootstrap resamples is the deal. To keep memory flat at any number of
+    rounds, the deals of a run are pooled into at most ``scan.MAX_BATCHES`` batches of
+    consecutive deals (``batch = group // width``, as :mod:`kc_sim.scan` pools them for
+    the clustered intervals of figures and reports); deals are independent, so resampling
+    batches estimates the same variance. A run of at most ``scan.MAX_BATCHES`` deals has one
+    deal per batch: exactly the per-deal bootstrap."""
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]
     run_dirs = [Path(d) for d in run_dirs]
     if not run_dirs:
         raise UserError("give at least one run folder")
     names: dict[str, int] = {}
-    chunks_u, chunks_a, chunks_b, chunks_s = [], [], [], []
+    sums: dict[tuple[int, int], np.ndarray] = {}    # (a, b) -> (2, units): score of a, count
     rounds_by_agent: dict[int, int] = {}
-    unit_offset = 0
-    n_rounds = 0
+    offset, n_rounds, units = 0, 0, 0
     for run in run_dirs:
-        max_group = -1
-        for k, t in _run_tables(run):
+        tables = _run_tables(run)
+        deals = _deals(run, tables.parts)
+        width = scan.batch_width(deals)
+        units = offset + math.ceil(deals / width)
+        for k, t in tables:
             n = t.num_rows
             if n == 0:
                 continue
             n_rounds += n
-            group = t.column("group").to_numpy().astype(np.int64)
-            max_group = max(max_group, int(group.max()))
-            codes = np.empty((n, k), np.int64)
-            pen = np.empty((n, k), np.int64)
-            for s in range(k):
-                d = t.column(f"agent_{s}").combine_chunks()
-                if hasattr(d, "dictionary"):
-                    dictionary = d.dictionary.to_pylist()
-                    idx = d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-                else:  # plain strings
-                    dictionary, idx = np.unique(np.asarray(d.fill_null("").to_pylist(), dtype=object),
-                                                return_inverse=True)
-                    dictionary = list(dictionary)
-                lookup = np.full(max(len(dictionary), 1), -1, np.int64)
-                for j in np.unique(idx[idx >= 0]):          # only the agents that played
-                    lookup[j] = names.setdefault(str(dictionary[j]), len(names))
-                codes[:, s] = np.where(idx >= 0, lookup[np.maximum(idx, 0)], -1)
-                pen[:, s] = t.column(f"penalty_{s}").fill_null(-1).to_numpy().astype(np.int64)
-            for s in range(k):
-                ok = pen[:, s] >= 0
-                for i, c in zip(*np.unique(codes[ok, s], return_counts=True)):
-                    rounds_by_agent[int(i)] = rounds_by_agent.get(int(i), 0) + int(c)
-            for s in range(k):
-                for u in range(s + 1, k):
-                    ok = (pen[:, s] >= 0) & (pen[:, u] >= 0) & (codes[:, s] != codes[:, u])
-                    if not ok.any():
-                        continue
-                    a, b = codes[ok, s], codes[ok, u]
-                    ps, pu = pen[ok, s], pen[ok, u]
-                    score = np.where(ps < pu, 1.0, np.where(ps == pu, 0.5, 0.0))
-                    swap = a > b
-                    chunks_a.append(np.where(swap, b, a))
-                    chunks_b.append(np.where(swap, a, b))
-                    chunks_s.append(np.where(swap, 1.0 - score, score))
-                    chunks_u.append(unit_offset + group[ok])
-        unit_offset += max_group + 1
+            unit = offset + t.column("group").to_numpy().astype(np.int64) // width
+            units = max(units, int(unit.max()) + 1)     # groups beyond the manifest's count
+            codes = np.stack([_seat_codes(t.column(f"agent_{s}"), names) for s in range(k)], axis=1)
+            pen = np.stack([t.column(f"penalty_{s}").fill_null(-1).to_numpy().astype(np.int64)
+                            for s in range(k)], axis=1)
+            _add_part(sums, rounds_by_agent, codes, pen, unit, len(names), units)
+        offset = units
     agents = sorted(names, key=names.get)
-    if len(agents) < 2 or not chunks_a:
+    if len(agents) < 2 or not sums:
         raise UserError(f"a leaderboard needs rounds between at least 2 agents; found {len(agents)} "
                         f"({', '.join(agents) or 'none'}) in {', '.join(map(str, run_dirs))}")
-    unit = np.concatenate(chunks_u)
-    a = np.concatenate(chunks_a)
-    b = np.concatenate(chunks_b)
-    s = np.concatenate(chunks_s)
-    n = len(agents)
-    # aggregate per (unit, pair)
-    _, dense_unit = np.unique(unit, return_inverse=True)
-    key = dense_unit * (n * n) + a * n + b
-    keys, inv = np.unique(key, return_inverse=True)
-    score = np.bincount(inv, weights=s)
-    count = np.bincount(inv).astype(np.float64)
-    pair = keys % (n * n)
-    rounds = np.array([rounds_by_agent.get(i, 0) for i in range(n)], np.int64)
-    return Comparisons(agents, keys // (n * n), pair // n, pair % n, score, count, rounds,
-                       int(dense_unit.max()) + 1, n_rounds)
+    pair_u, pair_a, pair_b, pair_s, pair_c = [], [], [], [], []
+    for (x, y), acc in sorted(sums.items()):
+        acc = np.pad(acc, ((0, 0), (0, units - acc.shape[1])))
+        met = np.flatnonzero(acc[1] > 0)
+        pair_u.append(met)
+        pair_a.append(np.full(len(met), x, np.int64))
+        pair_b.append(np.full(len(met), y, np.int64))
+        pair_s.append(acc[0, met])
+        pair_c.append(acc[1, met])
+    unit = np.concatenate(pair_u)
+    used, dense = np.unique(unit, return_inverse=True)     # units where some pair met, in order
+    order = np.lexsort((np.concatenate(pair_b), np.concatenate(pair_a), dense))
+    rounds = np.array([rounds_by_agent.get(i, 0) for i in range(len(agents))], np.int64)
+    return Comparisons(agents, dense[order], np.concatenate(pair_a)[order], np.concatenate(pair_b)[order],
+                       np.concatenate(pair_s)[order], np.concatenate(pair_c)[order], rounds, len(used), n_rounds)
+
+
+def _add_part(sums: dict, rounds_by_agent: dict, codes, pen, unit, n: int, units: int) -> None:
+    """Add one part's rounds: every pair of seats both dealt in, with different agents,
+    scores 1 for the lower penalty (1/2 for a tie), summed per (unit, agent pair). A part
+    holds consecutive deals, so its units span a short range: one bincount over
+    (pair, unit in that range) does it."""
+    k = codes.shape[1]
+    for s in range(k):
+        ok = pen[:, s] >= 0
+        for i, c in enumerate(np.bincount(codes[ok, s], minlength=n)):
+            if c:
+                rounds_by_agent[i] = rounds_by_agent.get(i, 0) + int(c)
+    first = int(unit.min())
+    span = int(unit.max()) - first + 1
+    keys, scores = [], []
+    for s in range(k):
+        for u in range(s + 1, k):
+            ok = (pen[:, s] >= 0) & (pen[:, u] >= 0) & (codes[:, s] != codes[:, u])
+            a, b = codes[ok, s], codes[ok, u]
+            ps, pu = pen[ok, s], pen[ok, u]
+            score = np.where(ps < pu, 1.0, np.where(ps == pu, 0.5, 0.0))
+            swap = a > b
+            keys.append((np.where(swap, b, a) * n + np.where(swap, a, b)) * span + unit[ok] - first)
+            scores.append(np.where(swap, 1.0 - score, score))
+    key, score = np.concatenate(keys), np.concatenate(scores)
+    count = np.bincount(key, minlength=n * n * span).reshape(n * n, span)
+    won = np.bincount(key, weights=score, minlength=n * n * span).reshape(n * n, span)
+    for pair in np.flatnonzero(count.any(axis=1)):
+        x, y = divmod(int(pair), n)
+        acc = sums.setdefault((x, y), np.zeros((2, units)))
+        if acc.shape[1] < units:            # a later run (or group) widened the units
+            acc = sums[(x, y)] = np.pad(acc, ((0, 0), (0, units - acc.shape[1])))
+        acc[0, first:first + span] += won[pair]
+        acc[1, first:first + span] += count[pair]
 
 
 def _components(n: int, met: np.ndarray) -> list[list[int]]:

@@ -8,6 +8,7 @@ check the round with ``kc-sim check``.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -91,10 +92,17 @@ def record_compiled_round(policies, names, seed: int, dealer: int, rules: RuleSe
 
 
 def write_records(path, records) -> Path:
-    """Write records as JSON Lines (one round per line); returns the path."""
+    """Write records as JSON Lines (one round per line); returns the path. The file is
+    written under a hidden temporary name and renamed into place, so a process killed
+    while writing (a worker stopped after another one's fault) leaves no partial file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as f:
-        for rec in records:
-            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            for rec in records:
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return path

@@ -7,7 +7,9 @@ end reasons (and matches, when the run played matches), and every figure of
 browser, can be mailed, and needs nothing next to it. The figures are also written to
 ``RUN_DIR/figures/`` (the report links each one by its file name).
 
-All intervals are 95% and clustered by deal (see :mod:`kc_sim.plots`).
+All intervals are 95% and clustered by deal (see :mod:`kc_sim.plots`). Every table and
+figure comes from one streaming pass over the run's parquet parts (:mod:`kc_sim.scan`), so
+the report of a run of any size needs about the memory of one part.
 """
 
 from __future__ import annotations
@@ -15,13 +17,10 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import html
-import math
 from pathlib import Path
 
-import numpy as np
-
-from kc_sim.plots import (FIGURES, RunData, _base_label, agent_rows, cluster_mean, cluster_rate, end_rows, fmt_num, fmt_pct,
-                          head_to_head, load_run, position_rows)
+from kc_sim.plots import FIGURES, _base_label, fmt_num, fmt_pct, load_stats
+from kc_sim.scan import RunStats
 
 REPORT_FILE = "report.html"
 
@@ -61,25 +60,25 @@ def position_name(p: int, k: int) -> str:
 
 # --- tables (plain lists: the report and the experiments share them) --------------------
 
-def agents_table(data: RunData):
+def agents_table(data: RunStats):
     header = ["agent", "rounds", "win rate [95% CI]", "mean penalty [95% CI]"]
-    rows = [[r["agent"], f"{r['rounds']:,}", fmt_pct(*r["win"]), fmt_num(*r["penalty"])] for r in agent_rows(data)]
+    rows = [[r["agent"], f"{r['rounds']:,}", fmt_pct(*r["win"]), fmt_num(*r["penalty"])] for r in data.agent_rows()]
     return header, rows
 
 
-def head_to_head_table(data: RunData):
+def head_to_head_table(data: RunStats):
     header = ["agent", "opponent", "rounds together", "finishes ahead [95% CI]", "wins the round [95% CI]",
               "penalty diff (agent - opponent) [95% CI]"]
     rows = [[r["agent"], r["opponent"], f"{r['rounds']:,}", fmt_pct(*r["score"]), fmt_pct(*r["win"]),
-             fmt_num(*r["diff"], digits=3)] for r in head_to_head(data)]
+             fmt_num(*r["diff"], digits=3)] for r in data.head_to_head()]
     return header, rows
 
 
-def positions_table(data: RunData):
+def positions_table(data: RunStats):
     seen = data.agents_seen()
-    series = [("all agents", position_rows(data))]
+    series = [("all agents", data.position_rows())]
     if len({_base_label(data.labels[a]) for a in seen}) > 1:      # not self-play
-        series += [(data.labels[a], position_rows(data, a)) for a in seen]
+        series += [(data.labels[a], data.position_rows(a)) for a in seen]
     header = ["position in turn order"] + [name for name, _ in series]
     rows = []
     for p in range(data.players):
@@ -87,8 +86,8 @@ def positions_table(data: RunData):
     return header, rows
 
 
-def length_table(data: RunData):
-    e = end_rows(data)
+def length_table(data: RunStats):
+    e = data.end_rows()
     header = ["rounds", "deals", "mean turns [95% CI]", "median turns", "mean actions [95% CI]",
               "out [95% CI]", "blocked [95% CI]"]
     rows = [[f"{e['rounds']:,}", f"{e['deals']:,}", fmt_num(*e["turns"]), f"{e['turns_median']:g}",
@@ -96,37 +95,21 @@ def length_table(data: RunData):
     return header, rows
 
 
-def match_rows(data: RunData) -> list[dict]:
+def match_rows(data) -> list[dict]:
     """Per agent, when the run played matches: match win rate (a shared win counts for
     every sharer) and mean penalty total, clustered by deal (match seed group)."""
-    m = data.matches
-    if m is None:
-        return []
-    out = []
-    for a in data.agents_seen():
-        here = m["agent"] == a
-        has = here.any(axis=1)
-        seat = here.argmax(axis=1)
-        idx = np.flatnonzero(has)
-        win = m["win"][idx, seat[has]].astype(np.float64)
-        total = m["total"][idx, seat[has]].astype(np.float64)
-        g = m["group"][has]
-        out.append({"agent": data.labels[a], "matches": int(has.sum()), "win": cluster_rate(win, g),
-                    "total": cluster_mean(total, g)})
-    return out
+    return load_stats(data).match_rows()
 
 
-def matches_table(data: RunData):
-    m = data.matches
+def matches_table(data: RunStats):
     header = ["agent", "matches", "match win rate [95% CI]", "mean penalty total [95% CI]"]
-    rows = [[r["agent"], f"{r['matches']:,}", fmt_pct(*r["win"]), fmt_num(*r["total"])] for r in match_rows(data)]
-    length = cluster_mean(m["rounds"], m["group"]) if m is not None else (math.nan,) * 3
-    return header, rows, length
+    rows = [[r["agent"], f"{r['matches']:,}", fmt_pct(*r["win"]), fmt_num(*r["total"])] for r in data.match_rows()]
+    return header, rows, data.match_length()
 
 
 # --- the report ----------------------------------------------------------------------
 
-def _config_rows(data: RunData) -> list[list]:
+def _config_rows(data: RunStats) -> list[list]:
     man = data.manifest
     cfg = man.get("config", {})
     sched = man.get("schedule", {})
@@ -137,7 +120,7 @@ def _config_rows(data: RunData) -> list[list]:
         ["players (seats per table)", data.players],
         ["rules", f"{data.rules_label}   ({data.rules})"],
         ["mode", cfg.get("mode", "rounds")],
-        ["rounds", f"{data.n:,}" + (f" in {len(data.matches['group']):,} matches" if data.matches is not None else "")],
+        ["rounds", f"{data.n:,}" + (f" in {data.n_matches:,} matches" if data.n_matches is not None else "")],
         ["deals (rotation groups)", f"{data.deals:,}"],
         ["line-ups", "; ".join(" / ".join(data.labels[i] for i in lu) for lu in sched.get("lineups", []))],
         ["seed", data.seed],
@@ -166,7 +149,7 @@ def _figure_html(name: str, path: Path, base: Path) -> str:
             f"</figcaption></figure>")
 
 
-def build_html(data: RunData, figures: dict[str, Path], base: Path) -> str:
+def build_html(data: RunStats, figures: dict[str, Path], base: Path) -> str:
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>kc-sim report: {_esc(data.path.name)}</title>", f"<style>{_CSS}</style></head><body>",
@@ -189,7 +172,7 @@ def build_html(data: RunData, figures: dict[str, Path], base: Path) -> str:
               "number alone says little). Position 1 plays first.</p>",
               table_html(*positions_table(data)),
               "<h2>Round length and end reasons</h2>", table_html(*length_table(data), left=0)]
-    if data.matches is not None:
+    if data.n_matches is not None:
         h, rows, length = matches_table(data)
         parts += ["<h2>Matches</h2>", f'<p class="note">Rounds per match: {_esc(fmt_num(*length))}. '
                   "A shared win counts for every sharer.</p>", table_html(h, rows)]
@@ -210,7 +193,7 @@ def write_report(run_dir, out=None) -> Path:
     figures embedded; returns the path of the HTML file (default ``RUN_DIR/report.html``)."""
     from kc_sim.plots import plot_all
 
-    data = load_run(run_dir)
+    data = load_stats(run_dir)
     out = Path(out) if out is not None else data.path / REPORT_FILE
     if out.exists() and out.is_dir():
         out = out / REPORT_FILE

@@ -57,6 +57,7 @@ MATCHES_FILE = "matches.parquet"
 SUMMARY_FILE = "summary.parquet"
 MANIFEST_FILE = "manifest.json"
 RECORDS_FILE = "records.jsonl"
+TALLY_KEY = "kc_sim.tally"             # round part metadata: the chunk's summary statistics (JSON)
 END_VALUES = ("out", "blocked")        # end codes 1, 2 of the core
 
 
@@ -148,11 +149,15 @@ def matches_table(cols: dict, chunk: int, lineup_index: int, lineup, agent_names
 
 # --- writing ---------------------------------------------------------------------
 
-def write_atomic(table: pa.Table, path: Path) -> Path:
+def write_atomic(table: pa.Table, path: Path, metadata: dict | None = None) -> Path:
     """Write a parquet file (zstd) under a hidden temporary name, then rename it into place,
-    so a part is either complete or absent."""
+    so a part is either complete or absent. ``metadata`` (str -> str, None values left
+    out) is added to the file's key-value metadata."""
     import pyarrow.parquet as pq
     path = Path(path)
+    extra = {k: v for k, v in (metadata or {}).items() if v is not None}
+    if extra:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
     tmp = path.with_name(f".{path.name}.tmp")
     pq.write_table(table, tmp, compression="zstd")
     os.replace(tmp, path)
@@ -200,14 +205,14 @@ def parts(run_dir, which: str = ROUNDS_DIR) -> list[Path]:
     return sorted((Path(run_dir) / which).glob("part-*.parquet"))
 
 
-def iter_codes(run_dir, names, which: str = ROUNDS_DIR, values: str = "penalty_"):
-    """Per part: (agent indices by seat, ``values<s>`` by seat with nulls as -1, extra)
-    where extra is the ``winner`` (rounds) or ``winners`` (matches) column; reads only
-    those columns, one part at a time."""
+def iter_codes(run_dir, names, which: str = ROUNDS_DIR, values: str = "penalty_", paths=None):
+    """Per part (every part of ``which``, or the files ``paths``): (agent indices by seat,
+    ``values<s>`` by seat with nulls as -1, extra) where extra is the ``winner`` (rounds) or
+    ``winners`` (matches) column; reads only those columns, one part at a time."""
     import pyarrow.parquet as pq
     index = {n: i for i, n in enumerate(names)}
     extra = "winner" if which == ROUNDS_DIR else "winners"
-    for p in parts(run_dir, which):
+    for p in parts(run_dir, which) if paths is None else paths:
         schema = pq.read_schema(p)
         k = sum(1 for f in schema.names if f.startswith("agent_"))
         cols = [f"agent_{s}" for s in range(k)] + [f"{values}{s}" for s in range(k)] + [extra]
@@ -220,6 +225,33 @@ def iter_codes(run_dir, names, which: str = ROUNDS_DIR, values: str = "penalty_"
             codes[:, s] = lookup[d.indices.to_numpy(zero_copy_only=False)]
             vals[:, s] = t.column(f"{values}{s}").fill_null(-1).to_numpy()
         yield codes, vals, t.column(extra).fill_null(-1).to_numpy().astype(np.int64)
+
+
+def run_tally(run_dir, names, players: int):
+    """``(Tally, rounds)`` of a run: each round part's tally is read from its metadata
+    (written by the worker that played the chunk), so no rounds are read; a part without
+    one (written by an older kc-sim) is tallied from its rows."""
+    import pyarrow.parquet as pq
+
+    from kc_sim.stats import Tally
+
+    tally, n_rounds, missing = Tally(len(names), players), 0, []
+    for p in parts(run_dir, ROUNDS_DIR):
+        meta = pq.read_metadata(p)
+        n_rounds += meta.num_rows
+        text = (meta.metadata or {}).get(TALLY_KEY.encode())
+        if text is None:
+            missing.append(p)
+        else:
+            tally.merge(Tally.from_json(text))
+    if missing:
+        for codes, pen, winner in iter_codes(run_dir, names, paths=missing):
+            tally.add_rounds(codes, pen, winner)
+        match_parts = [Path(run_dir) / MATCHES_DIR / p.name for p in missing]
+        match_parts = [p for p in match_parts if p.exists()]
+        for codes, total, winners in iter_codes(run_dir, names, MATCHES_DIR, "total_", paths=match_parts):
+            tally.add_matches(codes, total, winners)
+    return tally, n_rounds
 
 
 def read_manifest(run_dir) -> dict:

@@ -13,9 +13,16 @@ negatively correlated, which makes the intervals of a difference conservative.
 from __future__ import annotations
 
 import itertools
+import json
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas is imported by the functions that build tables: workers fill a Tally per chunk
+# and must start without it.
 
 Z95 = 1.959963984540054
 
@@ -69,6 +76,29 @@ class Tally:
         self.match_wins = np.zeros(A, np.int64)          # shared wins count for every sharer
         self.total_sum = np.zeros(A, np.float64)
         self.total_sq = np.zeros(A, np.float64)
+
+    _FIELDS = ("seat_rounds", "seat_wins", "pen_sum", "pen_sq", "pair_rounds", "pair_wins", "pair_beats",
+               "pair_ties", "pair_pen_sum", "pair_pen_sq", "diff_sum", "diff_sq", "matches", "match_wins",
+               "total_sum", "total_sq")
+
+    def merge(self, other: "Tally") -> "Tally":
+        """Add another tally of the same agents and seats (e.g. one chunk's)."""
+        for f in self._FIELDS:
+            getattr(self, f).__iadd__(getattr(other, f))
+        return self
+
+    def to_json(self) -> str:
+        """The tally as JSON (stored in each round part's metadata by the tournament)."""
+        return json.dumps({"n_agents": self.n_agents, "players": self.players,
+                           **{f: getattr(self, f).tolist() for f in self._FIELDS}})
+
+    @classmethod
+    def from_json(cls, text) -> "Tally":
+        d = json.loads(text)
+        t = cls(d["n_agents"], d["players"])
+        for f in cls._FIELDS:
+            setattr(t, f, np.asarray(d[f], dtype=getattr(t, f).dtype).reshape(getattr(t, f).shape))
+        return t
 
     def _count(self, idx, weights=None, size=None):
         size = size or self.n_agents
@@ -126,6 +156,8 @@ class Tally:
     def agent_table(self, names) -> pd.DataFrame:
         """One row per agent that played: rounds, wins, win rate and interval, mean penalty
         and interval, win rate by seat (and match figures when matches were added)."""
+        import pandas as pd
+
         n = self.seat_rounds.sum(axis=1)
         wins = self.seat_wins.sum(axis=1)
         lo, hi = wilson(wins, n)
@@ -155,6 +187,8 @@ class Tally:
         had a seat, the agent's wins, how often its penalty was lower than the opponent's
         (``beats``; equal penalties are ``ties``) and the mean penalty difference
         (agent minus opponent) with its interval."""
+        import pandas as pd
+
         names = list(names)
         rows = []
         for a, b in itertools.permutations(range(self.n_agents), 2):
@@ -183,6 +217,8 @@ class Tally:
     def summary(self, names, head_to_head: bool | None = None) -> pd.DataFrame:
         """The ``summary.parquet`` table: agent rows (``opponent`` null), then head-to-head
         rows when there are more than two agents (or when asked)."""
+        import pandas as pd
+
         agents = self.agent_table(names)
         agents.insert(1, "opponent", pd.Series([None] * len(agents), dtype="string"))
         if head_to_head is None:
@@ -245,6 +281,8 @@ def summarize(rounds: pd.DataFrame, matches: pd.DataFrame | None = None, names=N
               head_to_head: bool | None = None) -> pd.DataFrame:
     """The summary table of rounds (and matches) held in memory; ``names`` defaults to
     the agents seen, in order of first appearance."""
+    import pandas as pd
+
     if names is None:
         seen = pd.concat([rounds[c].astype("string") for c in seat_columns(rounds, "agent_")])
         names = list(dict.fromkeys(seen.dropna()))

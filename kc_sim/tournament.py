@@ -58,6 +58,8 @@ class ChunkTask:
     rules: str                  # RuleSet.spec()
     mode: str                   # "rounds" or "matches"
     fault_dir: str | None = None  # where the runner saves the record of a misbehaving agent's round
+    agents: tuple[int, ...] = ()  # agent indices by line-up position, for the chunk's tally
+    n_agents: int = 0
 
 
 @functools.lru_cache(maxsize=None)
@@ -77,8 +79,28 @@ def run_chunk(task: ChunkTask) -> dict:
         rounds, matches = _round_chunk(task, agents, seeds, rules), None
     else:
         rounds, matches = _match_chunk(task, agents, seeds, rules)
-    return {"index": task.index, "rounds": rounds, "matches": matches,
+    return {"index": task.index, "rounds": rounds, "matches": matches, "tally": _chunk_tally(task, rounds, matches),
             "seconds": time.perf_counter() - t0}
+
+
+def _chunk_tally(task: ChunkTask, rounds: dict, matches: dict | None) -> str | None:
+    """The chunk's summary statistics (a :class:`~kc_sim.stats.Tally` as JSON), computed
+    here in the worker so the parent only adds tallies up."""
+    from kc_sim.stats import Tally
+
+    if not task.n_agents:
+        return None
+    lu = np.asarray(task.agents, dtype=np.int64)
+    k = len(lu)
+    tally = Tally(task.n_agents, k)
+
+    def seat_agent(rotation):
+        return lu[(np.arange(k)[None, :] - rotation.astype(np.int64)[:, None]) % k]
+
+    tally.add_rounds(seat_agent(rounds["rotation"]), rounds["penalty"], rounds["winner"])
+    if matches is not None:
+        tally.add_matches(seat_agent(matches["rotation"]), matches["total"], matches["winners"])
+    return tally.to_json()
 
 
 def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> dict:
@@ -395,43 +417,83 @@ def _save_manifest(manifest: dict, out: Path) -> None:
 
 # --- dispatch ----------------------------------------------------------------------
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a run; the run has already said on stderr what was kept."""
+
+
+class WorkerLost(UserError):
+    """A worker process died (killed from outside, out of memory) while playing chunks;
+    the chunks already written are kept and a rerun resumes."""
+
+
+def _quiet_worker() -> None:
+    """Worker initializer: Ctrl-C in a terminal reaches the whole process group; only the
+    parent handles it (it stops the workers), so a worker never prints a traceback."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _loky_executor(jobs: int):
     """joblib's reusable loky process pool (workers inherit the environment, hence the
     numba cache folder); the same pool is reused by later runs of this process."""
     from joblib.externals.loky import get_reusable_executor
-    return get_reusable_executor(max_workers=jobs, timeout=300)
+    return get_reusable_executor(max_workers=jobs, timeout=300, initializer=_quiet_worker)
 
 
-def prestart_loky(jobs: int, warm_args: tuple) -> None:
-    """Start the loky workers now and have each load the compiled code, so that their
-    start-up overlaps with the parent's own preparations."""
+def prestart_loky(jobs: int, warm_args: tuple) -> list:
+    """Start the loky workers now and have each load the compiled code; returns the
+    futures of those warm-ups (the run waits for them, so start-up is timed apart from play)."""
     ex = _loky_executor(jobs)
-    for _ in range(jobs):
-        ex.submit(warm, *warm_args)
+    return [ex.submit(warm, *warm_args) for _ in range(jobs)]
+
+
+def _lost(err: BaseException, running) -> WorkerLost:
+    chunks = ", ".join(str(t.index) for t in sorted(running, key=lambda t: t.index))
+    return WorkerLost(f"a worker process died ({type(err).__name__}) while chunk{'s' if ',' in chunks else ''} "
+                      f"{chunks} {'were' if ',' in chunks else 'was'} running or queued; finished chunks are kept: "
+                      "rerun the same command to resume")
 
 
 def _windowed(submit, tasks, window: int):
-    """Submit tasks keeping at most ``window`` in flight; yield results as they complete."""
+    """Submit tasks keeping at most ``window`` in flight; yield results as they complete.
+    Pending futures are left to the caller's teardown (cancelling them first races the
+    pool's own shutdown)."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
+    from joblib.externals.loky.process_executor import BrokenProcessPool
+
     it = iter(tasks)
-    pending = {submit(t) for t in itertools.islice(it, window)}
-    try:
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                nxt = next(it, None)
-                if nxt is not None:
-                    pending.add(submit(nxt))
-                yield fut.result()
-    finally:
-        for fut in pending:
-            fut.cancel()
+    pending = {}
+    for t in itertools.islice(it, window):
+        pending[submit(t)] = t
+    while pending:
+        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for fut in done:
+            task = pending.pop(fut)
+            try:
+                res = fut.result()
+            except BrokenProcessPool as e:
+                raise _lost(e, [task, *pending.values()]) from None
+            nxt = next(it, None)
+            if nxt is not None:
+                pending[submit(nxt)] = nxt
+            yield res
+
+
+def _stop_loky(ex) -> None:
+    """Kill the pool's workers and wait (briefly) for its manager thread, so that nothing
+    is left running or joining at interpreter exit."""
+    ex.shutdown(wait=False, kill_workers=True)
+    thread = getattr(ex, "_executor_manager_thread", None)
+    if thread is not None:
+        thread.join(timeout=10)
 
 
 @contextmanager
 def _executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple):
-    """A function mapping tasks to an iterator of their results in completion order."""
+    """A function mapping tasks to an iterator of their results in completion order. On any
+    error or interrupt the workers are stopped at once: a fault never waits for the chunks
+    still running."""
     if backend == "sequential" or (backend == "loky" and jobs == 1):
         yield lambda tasks: map(run_chunk, tasks)
     elif backend == "loky":
@@ -439,8 +501,7 @@ def _executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple):
         try:
             yield lambda tasks: _windowed(lambda t: ex.submit(run_chunk, t), tasks, 2 * jobs)
         except BaseException:
-            # interrupted or failed: stop the chunks still running rather than wait for them
-            ex.shutdown(wait=False, kill_workers=True)
+            _stop_loky(ex)
             raise
     else:
         with _dask_client(jobs, scheduler) as client:
@@ -449,9 +510,18 @@ def _executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple):
             def run(tasks):
                 from dask.distributed import as_completed
                 futures = client.map(run_chunk, tasks, pure=False)
+                index = {f.key: t for f, t in zip(futures, tasks)}
                 try:
                     for fut in as_completed(futures):
-                        res = fut.result()
+                        try:
+                            res = fut.result()
+                        except UserError:
+                            raise
+                        except Exception as e:  # noqa: BLE001 - a worker died or the cluster failed
+                            if type(e).__name__ in ("KilledWorker", "CommClosedError", "CancelledError"):
+                                raise _lost(e, [index[f.key] for f in futures if not f.done()] or
+                                            [index[fut.key]]) from None
+                            raise
                         fut.release()
                         yield res
                 finally:
@@ -477,7 +547,7 @@ def _dask_client(jobs: int, scheduler: str | None):
                 raise UserError(f"cannot reach the dask scheduler at {scheduler}: {e}") from None
         else:
             cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+                                   dashboard_address=None, silence_logs=logging.CRITICAL)
             client = Client(cluster)
         try:
             yield client
@@ -502,6 +572,9 @@ class RunResult:
     resumed_chunks: int               # chunks already done before this call
     seconds: float
     files: dict = field(default_factory=dict)
+    tally: object = None              # kc_sim.stats.Tally of the whole run
+    start_seconds: float = 0.0        # compiling or loading the compiled code, starting workers
+    play_seconds: float = 0.0         # from the first chunk sent to the last chunk written
 
 
 def resolve_jobs(jobs) -> int:
@@ -539,15 +612,19 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     faults = str((plan.out / FAULTS_DIR).resolve())
     warm_args = (tuple(plan.load_names[i] for i in sched.lineups[0]), plan.rules.spec(), plan.mode, faults)
     warm(*warm_args)   # compile or load once here, before any worker starts
-    if backend == "loky" and workers > 1:
-        prestart_loky(workers, warm_args)
+    warming = prestart_loky(workers, warm_args) if backend == "loky" and workers > 1 and pending else []
     tasks = [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
-                       c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode, faults)
+                       c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode, faults,
+                       tuple(sched.lineups[c.lineup]), len(plan.labels))
              for c in pending]
     bar = _progress(plan, manifest, quiet)
+    t_play = time.perf_counter()
     try:
         if tasks:
             with _executor(backend, workers, scheduler, warm_args) as run:
+                for fut in warming:
+                    fut.result()
+                t_play = time.perf_counter()
                 for res in run(tasks):
                     _store(plan, manifest, chunks[res["index"]], res)
                     bar.update(chunks[res["index"]].groups * sched.players)
@@ -556,12 +633,15 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     except KeyboardInterrupt:
         bar.close()
         done = sum(c["state"] == "done" for c in manifest["chunks"])
-        print(f"kc-sim: interrupted with {done} of {len(chunks)} chunks done in {plan.out}; "
-              "rerun the same command to finish", file=sys.stderr)
-        raise
+        msg = f"interrupted with {done} of {len(chunks)} chunks done in {plan.out}; rerun the same command to finish"
+        print(f"kc-sim: {msg}", file=sys.stderr)   # typer turns Ctrl-C into exit 130 before kc_sim.cli sees it
+        raise Interrupted(msg) from None
     finally:
         bar.close()
+    t_end = time.perf_counter()
     result = finish(plan, manifest, records=records, summary=summary)
+    result.start_seconds = t_play - t0
+    result.play_seconds = t_end - t_play if tasks else 0.0
     result.played_chunks, result.resumed_chunks = len(tasks), resumed
     result.played_units = sum(chunks[t.index].groups for t in tasks) * sched.players
     result.seconds = time.perf_counter() - t0
@@ -593,7 +673,7 @@ def _store(plan: Plan, manifest: dict, chunk, res: dict) -> None:
         t = R.matches_table(res["matches"], chunk.index, chunk.lineup, lineup, plan.labels)
         R.write_atomic(t, plan.out / R.MATCHES_DIR / R.part_name(chunk.index))
     t = R.rounds_table(res["rounds"], chunk.index, chunk.lineup, lineup, plan.labels)
-    R.write_atomic(t, plan.out / R.ROUNDS_DIR / R.part_name(chunk.index))
+    R.write_atomic(t, plan.out / R.ROUNDS_DIR / R.part_name(chunk.index), {R.TALLY_KEY: res["tally"]})
     entry = manifest["chunks"][chunk.index]
     entry.update(state="done", rows=int(t.num_rows), seconds=round(res["seconds"], 3))
     _save_manifest(manifest, plan.out)
@@ -603,18 +683,11 @@ def finish(plan: Plan, manifest: dict, *, records: int = 0, summary: bool = True
     """After every chunk is done: merge the match parts, compute the summary from the parts
     (one part in memory at a time), write the records, close the manifest."""
     from kc_sim import results as R
-    from kc_sim.stats import Tally
 
     out = plan.out
     files = {"rounds": out / R.ROUNDS_DIR, "manifest": out / R.MANIFEST_FILE}
-    tally = Tally(len(plan.labels), plan.schedule.players)
-    n_rounds = 0
-    for codes, pen, winner in R.iter_codes(out, plan.labels):
-        tally.add_rounds(codes, pen, winner)
-        n_rounds += len(winner)
+    tally, n_rounds = R.run_tally(out, plan.labels, plan.schedule.players)
     if plan.mode == "matches":
-        for codes, total, winners in R.iter_codes(out, plan.labels, R.MATCHES_DIR, "total_"):
-            tally.add_matches(codes, total, winners)
         files["matches"] = R.merge_parts(out / R.MATCHES_DIR, out / R.MATCHES_FILE)
     table = None
     if summary:
@@ -625,7 +698,7 @@ def finish(plan: Plan, manifest: dict, *, records: int = 0, summary: bool = True
     manifest["finished"] = True
     manifest["rounds"] = n_rounds
     _save_manifest(manifest, out)
-    return RunResult(out, plan, table, plan.schedule.units, n_rounds, 0, 0, 0, 0.0, files)
+    return RunResult(out, plan, table, plan.schedule.units, n_rounds, 0, 0, 0, 0.0, files, tally=tally)
 
 
 # --- game records ------------------------------------------------------------------

@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 from kc_sim import cli_analysis
 from kc_sim.errors import UserError
 from kc_sim.experiments import KINDS, load_experiment, parse_experiment, run_experiment
-from kc_sim.plots import FIGURES, cluster_mean, cluster_rate, load_run, rules_label
+from kc_sim.plots import FIGURES, cluster_mean, cluster_rate, rules_label
+from kc_sim.scan import scan_run
 from kc_sim.tournament import run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -180,16 +181,15 @@ def test_cluster_intervals():
     assert all(math.isnan(v) for v in cluster_mean([], []))
 
 
-def test_loaded_run_matches_the_summary(small_run):
+def test_scanned_run_matches_the_summary(small_run):
     from kc_sim.results import read_summary
-    data = load_run(small_run)
+    data = scan_run(small_run)
     summary = read_summary(small_run)
     summary = summary[summary["opponent"].isna()].set_index("agent")
     assert data.n == 3000 and data.players == 2 and data.rules_label == "classic"
     for a in data.agents_seen():
-        s = data.seat_of(a)
-        assert int((data.winner[s >= 0] == s[s >= 0]).sum()) == summary.loc[data.labels[a], "wins"]
-        assert int((s >= 0).sum()) == summary.loc[data.labels[a], "rounds"]
+        assert int(round(data.agent.total("win", a))) == summary.loc[data.labels[a], "wins"]
+        assert data.agent.count(a) == summary.loc[data.labels[a], "rounds"]
     assert rules_label("classic,draw=start,layout_kings=to_corner,king_on_empty_side=false") == "draw_first"
     assert rules_label("draw=if_stuck,scoring=face") == "classic,draw=if_stuck,scoring=face"
 
@@ -301,11 +301,13 @@ def test_notebook_is_committed_without_outputs():
     assert code and all(c["outputs"] == [] and c["execution_count"] is None for c in code)
     source = "".join("".join(c["source"]) for c in nb["cells"])
     assert "KC_SIM_RUN" in source and "/work/shared" not in source
+    assert "read_rounds" not in source and "scan_run" in source        # streams the run: any size works
 
 
 def test_notebook_runs_headless(small_run, tiny_experiments, monkeypatch):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    import nbclient
+    import nbformat
+
     monkeypatch.setenv("KC_SIM_RUN", str(small_run))
     monkeypatch.setenv("KC_SIM_EXPERIMENTS", str(tiny_experiments))
     nb = nbformat.read(NOTEBOOK, as_version=4)
@@ -320,3 +322,28 @@ def test_notebook_runs_headless(small_run, tiny_experiments, monkeypatch):
     assert str(small_run) in text and "king-first (A) vs greedy (B)" in text
     assert "== draw_timing" in text and "not run yet" not in text
     assert (small_run / "report.html").exists()
+
+
+def test_notebook_finds_its_run_without_environment_variables(tmp_path, monkeypatch):
+    """Opened from a checkout's notebooks/ folder with nothing set, the notebook makes and
+    reads the checkout's results/overview_2p (the default run), as a person gets it."""
+    import shutil
+
+    import nbclient
+    import nbformat
+
+    monkeypatch.delenv("KC_SIM_RUN", raising=False)
+    monkeypatch.delenv("KC_SIM_EXPERIMENTS", raising=False)
+    root = tmp_path / "checkout"
+    (root / "kc_sim").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    (root / "notebooks").mkdir()
+    shutil.copy(NOTEBOOK, root / "notebooks" / NOTEBOOK.name)
+    nb = nbformat.read(root / "notebooks" / NOTEBOOK.name, as_version=4)
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(root / "notebooks")}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    run = root / "results" / "overview_2p"
+    assert f"run folder: {run}" in text and (run / "manifest.json").exists()

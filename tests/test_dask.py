@@ -3,13 +3,13 @@ same rounds as a run in this process."""
 
 from __future__ import annotations
 
+import dask.distributed as distributed
 import pandas as pd
 import pytest
 
 from kc_sim import results as R
 from kc_sim.tournament import run_tournament
 
-distributed = pytest.importorskip("dask.distributed")
 
 RUN = dict(agents=["random", "random", "random"], players=2, rounds=1200, chunk_size=200, quiet=True)
 

@@ -6,8 +6,6 @@ import warnings
 import numpy as np
 import pytest
 
-pytest.importorskip("pettingzoo")
-
 from pettingzoo.test import api_test, seed_test  # noqa: E402
 
 from kc_sim.core.rng import derive  # noqa: E402

@@ -142,3 +142,80 @@ def test_tournament_prints_the_leaderboard_with_three_agents(tmp_path):
     two = CliRunner().invoke(_app(), ["tournament", "--agents", "greedy,random", "--rounds", "100", "--jobs", "1",
                                       "--out", str(tmp_path / "two")])
     assert two.exit_code == 0 and "rating [95% CI]" not in two.output
+
+
+def _in_memory_comparisons(run_dirs):
+    """The leaderboard's comparisons computed the direct way, every round in memory at once
+    (the implementation before streaming): the oracle for the streamed sums."""
+    names, us, as_, bs, ss = {}, [], [], [], []
+    offset = 0
+    for run in run_dirs:
+        t = pa.concat_tables([pq.read_table(p) for p in sorted((run / "rounds").glob("part-*.parquet"))])
+        k = sum(1 for c in t.column_names if c.startswith("agent_"))
+        group = t.column("group").to_numpy().astype(np.int64)
+        codes = np.stack([[names.setdefault(x, len(names)) if x is not None else -1
+                           for x in t.column(f"agent_{s}").to_pylist()] for s in range(k)], axis=1)
+        pen = np.stack([t.column(f"penalty_{s}").fill_null(-1).to_numpy() for s in range(k)], axis=1)
+        for s in range(k):
+            for u in range(s + 1, k):
+                ok = (pen[:, s] >= 0) & (pen[:, u] >= 0) & (codes[:, s] != codes[:, u])
+                a, b, ps, pu = codes[ok, s], codes[ok, u], pen[ok, s], pen[ok, u]
+                score = np.where(ps < pu, 1.0, np.where(ps == pu, 0.5, 0.0))
+                swap = a > b
+                as_.append(np.where(swap, b, a)), bs.append(np.where(swap, a, b))
+                ss.append(np.where(swap, 1 - score, score)), us.append(offset + group[ok])
+        offset += int(group.max()) + 1
+    label = sorted(names, key=names.get)
+    out = {}
+    for u, a, b, sc in zip(np.concatenate(us), np.concatenate(as_), np.concatenate(bs), np.concatenate(ss)):
+        key, sc = _canonical(int(u), label[a], label[b], float(sc), 1)
+        s0, c0 = out.get(key, (0.0, 0))
+        out[key] = (s0 + sc, c0 + 1)
+    return out
+
+
+def _canonical(u, x, y, score, count):
+    """(unit, first name, second name) in name order, with the score of the first."""
+    return ((u, x, y), score) if x < y else ((u, y, x), count - score)
+
+
+def _streamed(c):
+    out = {}
+    for u, a, b, s, n in zip(c.unit, c.a, c.b, c.score, c.count):
+        key, sc = _canonical(int(u), c.agents[a], c.agents[b], float(s), float(n))
+        out[key] = (sc, int(n))
+    return out
+
+
+def test_streamed_comparisons_equal_the_in_memory_ones(tmp_path):
+    """Read part by part, the sums per (deal, pair) are the ones computed with every round in
+    memory, for two runs (3 players, several parts each) taken together."""
+    runs = [tmp_path / "a", tmp_path / "b"]
+    run_tournament(["greedy", "random", "merger", "king-first"], players=3, rounds=2400, chunk_size=300,
+                   seed=5, out=runs[0], quiet=True, jobs=1)
+    run_tournament(["greedy", "random"], players=2, rounds=800, chunk_size=200, seed=6, out=runs[1], quiet=True,
+                   jobs=1)
+    got = _streamed(load_comparisons(runs))
+    want = _in_memory_comparisons(runs)
+    assert len(got) == len(want) > 1000
+    for key, (s, n) in want.items():
+        assert got[key] == (pytest.approx(s), n)
+
+
+def test_batches_of_deals_keep_the_estimate(tmp_path, monkeypatch):
+    """Past scan.MAX_BATCHES deals, deals are pooled into batches: the point ratings do not change
+    at all and the bootstrap intervals stay about as wide."""
+    from kc_sim import scan
+
+    run = tmp_path / "r"
+    run_tournament(["greedy", "random", "merger"], players=2, rounds=6000, chunk_size=600, seed=2, out=run,
+                   quiet=True, jobs=1)
+    full = leaderboard([run], bootstrap=200, seed=1)
+    monkeypatch.setattr(scan, "MAX_BATCHES", 128)
+    c = load_comparisons([run])
+    assert c.n_units == 125                       # 1,000 deals in batches of 8
+    pooled = leaderboard([run], bootstrap=200, seed=1)
+    assert np.allclose(pooled["theta"], full["theta"], atol=1e-12)
+    w_full = (full["theta_hi"] - full["theta_lo"]).to_numpy()
+    w_pool = (pooled["theta_hi"] - pooled["theta_lo"]).to_numpy()
+    assert np.all(np.abs(w_pool / w_full - 1) < 0.35)
