@@ -30,7 +30,7 @@ $(BIN)/jupyter-lab: $(BIN)/kc-sim
 	touch $@
 
 notebook: $(BIN)/jupyter-lab
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 bench: install
 	$(BIN)/kc-sim bench --cold --agents

@@ -87,7 +87,7 @@ def _tag(n: int) -> str:
 
 def run_scale(sizes=(1_500_000, 9_000_000), jobs: int | None = None, log=None) -> dict:
     """The figures as a flat dict: per size and command ``scale_<size>_<command>_s`` and
-    ``..._peak_mb``, then the ratios of the largest size to the smallest."""
+    ``..._peak_mb``, then the ratios of every larger size to the smallest."""
     kc = _kc_sim()
     figures: dict = {"scale_agents": AGENTS}
     with tempfile.TemporaryDirectory(prefix="kc-scale-") as tmp:
@@ -110,10 +110,11 @@ def run_scale(sizes=(1_500_000, 9_000_000), jobs: int | None = None, log=None) -
                 figures[f"scale_{tag}_{cmd}_peak_mb"] = round(m["peak_mb"], 1)
             if log:
                 log(", ".join(f"{k}={v}" for k, v in figures.items() if f"_{tag}_" in k))
-    small, big = _tag(min(sizes)), _tag(max(sizes))
-    for cmd in ("tournament", *POST):
-        figures[f"scale_{cmd}_peak_{big}_vs_{small}"] = round(
-            figures[f"scale_{big}_{cmd}_peak_mb"] / figures[f"scale_{small}_{cmd}_peak_mb"], 3)
-    figures[f"scale_leaderboard_vs_tournament_time_{big}"] = round(
-        figures[f"scale_{big}_leaderboard_s"] / figures[f"scale_{big}_tournament_s"], 3)
+    small = _tag(min(sizes))
+    for big in (_tag(n) for n in sorted(sizes)[1:]):
+        for cmd in ("tournament", *POST):
+            figures[f"scale_{cmd}_peak_{big}_vs_{small}"] = round(
+                figures[f"scale_{big}_{cmd}_peak_mb"] / figures[f"scale_{small}_{cmd}_peak_mb"], 3)
+        figures[f"scale_leaderboard_vs_tournament_time_{big}"] = round(
+            figures[f"scale_{big}_leaderboard_s"] / figures[f"scale_{big}_tournament_s"], 3)
     return figures

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -128,6 +129,25 @@ def _register_commands():
 _register_commands()
 
 
+class _Interrupted(Exception):
+    """Ctrl-C inside a command, carried past typer (which turns a KeyboardInterrupt into a
+    silent exit 130) to :func:`main`, which prints it on one line."""
+
+
+def _interruptible(fn):
+    @functools.wraps(fn)
+    def command(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except KeyboardInterrupt as e:      # a tournament's Interrupted says what was kept
+            raise _Interrupted(str(e) or "interrupted; finished work is kept") from None
+    return command
+
+
+for _info in app.registered_commands:
+    _info.callback = _interruptible(_info.callback)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     """Run the command line and return its exit code; bad input gives one line on stderr and 2."""
     try:
@@ -135,9 +155,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     except UserError as e:
         typer.echo(f"kc-sim: error: {e}", err=True)
         return 2
-    except (typer.Abort, KeyboardInterrupt) as e:
-        if not str(e):                      # a run's Interrupted has said what was kept
-            typer.echo("kc-sim: interrupted; finished work is kept", err=True)
+    except _Interrupted as e:
+        typer.echo(f"kc-sim: {e}", err=True)
+        return 130
+    except (typer.Abort, KeyboardInterrupt):
+        typer.echo("kc-sim: interrupted", err=True)
         return 130
     except click_exceptions.NoArgsIsHelpError as e:
         typer.echo(e.format_message())

@@ -34,6 +34,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import numba as nb
 import numpy as np
 
 from kc_sim import scan
@@ -135,7 +136,7 @@ def _seat_codes(column, names: dict) -> np.ndarray:
         dictionary, idx = np.unique(np.asarray(d.fill_null("").to_pylist(), dtype=object), return_inverse=True)
         dictionary = list(dictionary)
     lookup = np.full(max(len(dictionary), 1), -1, np.int64)
-    for j in np.unique(idx[idx >= 0]):          # only the agents that played
+    for j in np.flatnonzero(np.bincount(idx[idx >= 0], minlength=len(lookup))):   # the agents that played
         lookup[j] = names.setdefault(str(dictionary[j]), len(names))
     return np.where(idx >= 0, lookup[np.maximum(idx, 0)], -1)
 
@@ -198,10 +199,9 @@ def load_comparisons(run_dirs) -> Comparisons:
 
 
 def _add_part(sums: dict, rounds_by_agent: dict, codes, pen, unit, n: int, units: int) -> None:
-    """Add one part's rounds: every pair of seats both dealt in, with different agents,
-    scores 1 for the lower penalty (1/2 for a tie), summed per (unit, agent pair). A part
-    holds consecutive deals, so its units span a short range: one bincount over
-    (pair, unit in that range) does it."""
+    """Add one part's rounds to the per-(agent pair, unit) sums. A part holds consecutive
+    deals, so its units span a short range: the compiled :func:`_pair_sums` fills dense
+    (pair, unit in that range) arrays, which are then added to the pairs that met."""
     k = codes.shape[1]
     for s in range(k):
         ok = pen[:, s] >= 0
@@ -210,19 +210,10 @@ def _add_part(sums: dict, rounds_by_agent: dict, codes, pen, unit, n: int, units
                 rounds_by_agent[i] = rounds_by_agent.get(i, 0) + int(c)
     first = int(unit.min())
     span = int(unit.max()) - first + 1
-    keys, scores = [], []
-    for s in range(k):
-        for u in range(s + 1, k):
-            ok = (pen[:, s] >= 0) & (pen[:, u] >= 0) & (codes[:, s] != codes[:, u])
-            a, b = codes[ok, s], codes[ok, u]
-            ps, pu = pen[ok, s], pen[ok, u]
-            score = np.where(ps < pu, 1.0, np.where(ps == pu, 0.5, 0.0))
-            swap = a > b
-            keys.append((np.where(swap, b, a) * n + np.where(swap, a, b)) * span + unit[ok] - first)
-            scores.append(np.where(swap, 1.0 - score, score))
-    key, score = np.concatenate(keys), np.concatenate(scores)
-    count = np.bincount(key, minlength=n * n * span).reshape(n * n, span)
-    won = np.bincount(key, weights=score, minlength=n * n * span).reshape(n * n, span)
+    won = np.zeros(n * n * span)
+    count = np.zeros(n * n * span)
+    _pair_sums(codes, pen, unit - first, n, span, won, count)
+    won, count = won.reshape(n * n, span), count.reshape(n * n, span)
     for pair in np.flatnonzero(count.any(axis=1)):
         x, y = divmod(int(pair), n)
         acc = sums.setdefault((x, y), np.zeros((2, units)))
@@ -230,6 +221,30 @@ def _add_part(sums: dict, rounds_by_agent: dict, codes, pen, unit, n: int, units
             acc = sums[(x, y)] = np.pad(acc, ((0, 0), (0, units - acc.shape[1])))
         acc[0, first:first + span] += won[pair]
         acc[1, first:first + span] += count[pair]
+
+
+@nb.njit(cache=True)
+def _pair_sums(codes, pen, unit, n, span, won, count):
+    """The comparisons of every round: each pair of seats both dealt in, held by different
+    agents a < b, adds 1 to ``count`` and a's score (1 for the lower penalty, 1/2 for a
+    tie) to ``won``, at index ``(a * n + b) * span + unit``."""
+    rows, k = codes.shape
+    for i in range(rows):
+        for s in range(k):
+            ps = pen[i, s]
+            if ps < 0:
+                continue
+            for t in range(s + 1, k):
+                pt = pen[i, t]
+                a, b = codes[i, s], codes[i, t]
+                if pt < 0 or a == b:
+                    continue
+                score = 1.0 if ps < pt else 0.5 if ps == pt else 0.0
+                if a > b:
+                    a, b, score = b, a, 1.0 - score
+                key = (a * n + b) * span + unit[i]
+                won[key] += score
+                count[key] += 1.0
 
 
 def _components(n: int, met: np.ndarray) -> list[list[int]]:

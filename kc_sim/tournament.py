@@ -418,7 +418,7 @@ def _save_manifest(manifest: dict, out: Path) -> None:
 # --- dispatch ----------------------------------------------------------------------
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during a run; the run has already said on stderr what was kept."""
+    """Ctrl-C during a run, saying what was kept (the command line prints it, exit 130)."""
 
 
 class WorkerLost(UserError):
@@ -443,8 +443,9 @@ def _loky_executor(jobs: int):
 def prestart_loky(jobs: int, warm_args: tuple) -> list:
     """Start the loky workers now and have each load the compiled code; returns the
     futures of those warm-ups (the run waits for them, so start-up is timed apart from play)."""
-    ex = _loky_executor(jobs)
-    return [ex.submit(warm, *warm_args) for _ in range(jobs)]
+    with _sigint_ignored():          # see _sigint_ignored; the initializer covers respawned workers
+        ex = _loky_executor(jobs)
+        return [ex.submit(warm, *warm_args) for _ in range(jobs)]
 
 
 def _lost(err: BaseException, running) -> WorkerLost:
@@ -454,30 +455,45 @@ def _lost(err: BaseException, running) -> WorkerLost:
                       "rerun the same command to resume")
 
 
+def _wait_warm(futures, pending) -> None:
+    """Wait for the workers' warm-ups (a worker lost meanwhile ends the run like one lost
+    while playing: nothing was played yet)."""
+    from joblib.externals.loky.process_executor import BrokenProcessPool
+
+    try:
+        for fut in futures:
+            fut.result()
+    except BrokenProcessPool as e:
+        raise _lost(e, pending[:2 * len(futures)]) from None
+
+
 def _windowed(submit, tasks, window: int):
     """Submit tasks keeping at most ``window`` in flight; yield results as they complete.
-    Pending futures are left to the caller's teardown (cancelling them first races the
-    pool's own shutdown)."""
+    A broken pool (a worker died), seen by a result or by the next submit, ends the run
+    with :class:`WorkerLost` naming the chunks not finished. Pending futures are left to
+    the caller's teardown (cancelling them first races the pool's own shutdown)."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     from joblib.externals.loky.process_executor import BrokenProcessPool
 
     it = iter(tasks)
     pending = {}
-    for t in itertools.islice(it, window):
-        pending[submit(t)] = t
-    while pending:
-        done, _ = wait(pending, return_when=FIRST_COMPLETED)
-        for fut in done:
-            task = pending.pop(fut)
-            try:
+    task = None
+    try:
+        for task in itertools.islice(it, window):
+            pending[submit(task)] = task
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                task = pending.pop(fut)
                 res = fut.result()
-            except BrokenProcessPool as e:
-                raise _lost(e, [task, *pending.values()]) from None
-            nxt = next(it, None)
-            if nxt is not None:
-                pending[submit(nxt)] = nxt
-            yield res
+                task = next(it, None)
+                if task is not None:
+                    pending[submit(task)] = task
+                yield res
+    except BrokenProcessPool as e:
+        unfinished = {t.index: t for t in [*pending.values(), *([task] if task is not None else [])]}
+        raise _lost(e, list(unfinished.values())) from None
 
 
 def _stop_loky(ex) -> None:
@@ -530,6 +546,25 @@ def _executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple):
 
 
 @contextmanager
+def _sigint_ignored():
+    """Ignore Ctrl-C while worker processes are started: they inherit the ignored signal
+    (Python then installs no KeyboardInterrupt handler), so Ctrl-C in a terminal, which
+    reaches the whole process group, stops only the parent, which stops them, and no worker
+    prints a traceback."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
 def _dask_client(jobs: int, scheduler: str | None):
     """A client of the cluster at ``scheduler``, or of a LocalCluster of ``jobs`` single-thread
     worker processes."""
@@ -546,8 +581,9 @@ def _dask_client(jobs: int, scheduler: str | None):
             except (OSError, TimeoutError, ValueError) as e:
                 raise UserError(f"cannot reach the dask scheduler at {scheduler}: {e}") from None
         else:
-            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.CRITICAL)
+            with _sigint_ignored():      # the worker processes start with Ctrl-C ignored
+                cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=logging.CRITICAL)
             client = Client(cluster)
         try:
             yield client
@@ -622,8 +658,7 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     try:
         if tasks:
             with _executor(backend, workers, scheduler, warm_args) as run:
-                for fut in warming:
-                    fut.result()
+                _wait_warm(warming, pending)
                 t_play = time.perf_counter()
                 for res in run(tasks):
                     _store(plan, manifest, chunks[res["index"]], res)
@@ -633,9 +668,8 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     except KeyboardInterrupt:
         bar.close()
         done = sum(c["state"] == "done" for c in manifest["chunks"])
-        msg = f"interrupted with {done} of {len(chunks)} chunks done in {plan.out}; rerun the same command to finish"
-        print(f"kc-sim: {msg}", file=sys.stderr)   # typer turns Ctrl-C into exit 130 before kc_sim.cli sees it
-        raise Interrupted(msg) from None
+        raise Interrupted(f"interrupted with {done} of {len(chunks)} chunks done in {plan.out}; "
+                          "rerun the same command to finish") from None
     finally:
         bar.close()
     t_end = time.perf_counter()
