@@ -317,7 +317,9 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True,
     not tried again below (it would only reach positions already explored)."""
     D = MAX_PLAN + 1
     SW = 7                  # words of a bit set over placement ids 0..415
-    buf = np.empty(D * (MAX_CHILDREN + 22 + 2 * SW) + k_best, np.int64)
+    # one scratch buffer: 8 per-depth words, the children per depth, the kept plans' hashes,
+    # then the sleep and explored sets per depth
+    buf = np.empty(D * (8 + MAX_CHILDREN + 2 * SW) + k_best, np.int64)
     H0 = buf[0:D]
     H1 = buf[D:2 * D]
     NK = buf[2 * D:3 * D]
@@ -326,11 +328,13 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True,
     HK = buf[5 * D:6 * D]
     HT = buf[6 * D:7 * D]
     HB = buf[7 * D:8 * D]
-    KIDS = buf[22 * D:22 * D + D * MAX_CHILDREN].reshape((D, MAX_CHILDREN))
-    khash = buf[22 * D + D * MAX_CHILDREN:22 * D + D * MAX_CHILDREN + k_best]
-    SLEEP = buf[22 * D + D * MAX_CHILDREN + k_best:22 * D + D * MAX_CHILDREN + k_best + SW * D].reshape((D, SW))
-    EXPL = buf[22 * D + D * MAX_CHILDREN + k_best + SW * D:
-               22 * D + D * MAX_CHILDREN + k_best + 2 * SW * D].reshape((D, SW))
+    o = 8 * D
+    KIDS = buf[o:o + D * MAX_CHILDREN].reshape((D, MAX_CHILDREN))
+    o += D * MAX_CHILDREN
+    khash = buf[o:o + k_best]
+    o += k_best
+    SLEEP = buf[o:o + SW * D].reshape((D, SW))
+    EXPL = buf[o + SW * D:o + 2 * SW * D].reshape((D, SW))
     keys = np.zeros(TABLE_SIZE, np.int64)
     for j in range(SW):
         SLEEP[0, j] = 0

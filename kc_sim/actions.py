@@ -1,4 +1,4 @@
-"""Action ids and their text form (FORMATS.md).
+"""Action ids and their text form (docs/formats.md, Action ids and text).
 
 Ids: ``c * 8 + p`` places card c on pile p (0..415); ``416 + s * 8 + p`` moves the
 whole side pile s onto pile p (416..447); ``448`` stops. Text: ``7H>E`` places,

@@ -96,13 +96,3 @@ def mask_to_cards(mask: int) -> list[int]:
     """Card ids present in a 52-bit mask, lowest id first."""
     mask = int(mask)
     return [c for c in range(N_CARDS) if mask >> c & 1]
-
-
-def cards_to_mask(cards) -> int:
-    """52-bit mask of a collection of card ids."""
-    return _mask(cards)
-
-
-def fits(x: int, y: int) -> bool:
-    """True when card x may go on a pile whose top is card y."""
-    return bool(FITS_ON[y] >> x & 1)

@@ -1,6 +1,6 @@
 """Checking game records: replay every round of a JSON Lines file through the reference engine.
 
-A game record (FORMATS.md, format ``kc-sim/game/1``) holds a round's deal, the layout,
+A game record (docs/formats.md, format ``kc-sim/game/1``) holds a round's deal, the layout,
 the stock and every turn. :func:`check_record` rebuilds the position with
 :meth:`RefRound.from_position` and replays it: each turn's seat, the card drawn, every
 action (legal when made), the stop that ends the list, and finally the result. It stops

@@ -174,6 +174,9 @@ def bench_agent(
     scheduler: SchedulerOpt = None,
     out: Annotated[Optional[Path], typer.Option(
         "--out", "-o", help="keep the run folder (parquet, summary, manifest) here; default: discard")] = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="first run the conformance check (kc_sim.testing.check_agent): legal under all 96 "
+        "round rule sets, reproducible, blind to hidden cards; stop with exit 2 if it fails")] = False,
     quiet: QuietOpt = False,
 ):
     """Play an agent against each baseline, two seats, both seat orders on duplicate deals;
@@ -182,6 +185,13 @@ def bench_agent(
     from kc_sim.tournament import run_tournament
 
     spec = load_agent(agent)
+    if check:
+        from kc_sim.testing import check_agent
+
+        report = check_agent(agent)
+        if not report.passed:
+            raise UserError(f"{report.agent} fails the conformance check: {report.failure}")
+        typer.echo(str(report))
     names = [b.strip() for b in baselines.split(",") if b.strip()] if baselines else baseline_names(spec.name)
     if not names:
         raise UserError("no baselines to play against: give --baselines a,b")

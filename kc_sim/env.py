@@ -27,7 +27,7 @@ Agents and turns
     happens when the turn opens.)
 
 Actions
-    ``Discrete(449)`` with FORMATS.md's ids: ``c * 8 + p`` places card c on pile p,
+    ``Discrete(449)`` with the ids of docs/formats.md: ``c * 8 + p`` places card c on pile p,
     ``416 + s * 8 + p`` moves the whole side pile s onto pile p, ``448`` stops.
     The raw env raises :class:`kc_sim.game.IllegalActionError` (a ValueError) on an illegal
     action; the wrapped env ends the round instead, the offender getting
@@ -43,7 +43,7 @@ Observations
     ======  =========  ==========================================================
     index   name       value
     ======  =========  ==========================================================
-    0-51    hand       copies of card c (FORMATS.md card id) in the own hand, 0-2
+    0-51    hand       copies of card c (docs/formats.md card id) in the own hand, 0-2
     52-103  table      copies of card c on the table (any pile), 0-2
     104-111 base       base card id of pile p (N E S W NE SE SW NW), -1 if empty
     112-119 top        top card id of pile p, -1 if empty
@@ -65,7 +65,7 @@ Observations
 
 Rewards
     0 at every step but the last; when the round ends every agent gets minus its
-    penalty for the round (RULES.md scoring: 10 per king and 1 per other card with
+    penalty for the round (docs/rules.md, Scoring: 10 per king and 1 per other card with
     ``scoring=kings10``; face values with ``scoring=face``), so the winner gets 0.
     ``infos[agent]`` then holds ``{"penalty", "winner", "end"}`` (winner as a seat or None,
     end ``out`` or ``blocked``). Rounds always end (no truncation).
@@ -335,7 +335,7 @@ class raw_env(AECEnv, EzPickle):
         pass
 
     def record(self, names=None) -> dict:
-        """The game record (FORMATS.md) of the current round so far (``result.end`` is
+        """The game record (docs/formats.md) of the current round so far (``result.end`` is
         ``unfinished`` until it ends); ``names`` by seat default to the agent names."""
         if self.round is None:
             raise UserError("no round yet: call reset() first")

@@ -33,7 +33,7 @@ def _mask_cards(lo: int, hi: int) -> list[int]:
 
 
 class Game:
-    """One round over the compiled core. Actions are FORMATS.md ids (or their text)."""
+    """One round over the compiled core. Actions are docs/formats.md ids (or their text)."""
 
     def __init__(self, players: int = 2, rules: str | RuleSet = "classic", seed: int = 0, dealer: int | None = None):
         self.rules = parse_rules(rules)
@@ -172,7 +172,7 @@ class Game:
         return [int(c) for c in self.state[L.STOCK + self.state[L.STOCK_POS]:L.STOCK + self.state[L.STOCK_LEN]]]
 
     def legal_mask(self) -> np.ndarray:
-        """Boolean vector of length 449 over FORMATS.md's action ids."""
+        """Boolean vector of length 449 over the action ids of docs/formats.md."""
         legal_mask(self.state, self._mask)
         return self._mask.copy()
 

@@ -1,7 +1,7 @@
 """Playing in the terminal (``kc-sim play``), plus two helpers the environment shares.
 
 * :class:`RecordedRound` - a :class:`~kc_sim.game.Game` that logs every turn, so the round
-  can be written as a game record (FORMATS.md) at any point, finished or not.
+  can be written as a game record (docs/formats.md) at any point, finished or not.
 * :class:`SeatAgent` - drives any kc-sim agent (compiled policy or Python agent) on a
   ``Game`` from Python, exactly as the runner does: a compiled policy gets the round state,
   its seat and its own memory row seeded per round with ``seed_policies``; a Python agent

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kc_sim.scan import Z95, RunStats, _wilson, mean_from_sums, rate_from_sums, scan_run  # noqa: F401
+from kc_sim.scan import Z95, RunStats, mean_from_sums, rate_from_sums, scan_run
 
 FIGURES_DIR = "figures"
 DPI = 110

@@ -1,4 +1,4 @@
-"""Game records: one round as one JSON object, written as JSON Lines (FORMATS.md).
+"""Game records: one round as one JSON object, written as JSON Lines (docs/formats.md, Game records).
 
 A record holds the deal (hands as dealt, the table after the layout, the stock),
 every turn (seat, card drawn, actions in order) and the result, enough to replay and
@@ -44,7 +44,7 @@ def turns_from_log(log) -> list[dict]:
 
 def make_record(*, rules: RuleSet, names, seed: int, initial: dict, turns: list[dict], end: str,
                 winner, penalties, match: int = 0, round: int = 0) -> dict:
-    """A game record with every field FORMATS.md requires, from a round's parts.
+    """A game record with every field docs/formats.md requires, from a round's parts.
     ``initial`` is a snapshot (dealer, hands, piles, stock) taken right after the deal."""
     return {
         "format": FORMAT,

@@ -1,12 +1,12 @@
 """The reference rules engine: a slow, plain reading of the rule book, used as the oracle.
 
 The compiled core is fast and written on bit masks; this module is the second,
-independent reading of RULES.md that tests and ``kc-sim check`` hold it against.
+independent reading of docs/rules.md that tests and ``kc-sim check`` hold it against.
 It is written for clarity: plain lists, one small function per rule, and a comment
 quoting the rule each one implements. It uses only the card/pile names from
 ``kc_sim.cards`` and the switches of ``kc_sim.rules``; every rule is written here.
 
-Ids (FORMATS.md): card ``c = suit * 13 + rank - 1`` (suits C D H S, rank 1 = A ... 13 = K);
+Ids (docs/formats.md): card ``c = suit * 13 + rank - 1`` (suits C D H S, rank 1 = A ... 13 = K);
 piles 0 N, 1 E, 2 S, 3 W (sides), 4 NE, 5 SE, 6 SW, 7 NW (corners); actions
 ``c * 8 + p`` place card c on pile p, ``416 + s * 8 + p`` move side pile s onto pile p,
 ``448`` stop.

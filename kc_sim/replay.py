@@ -1,7 +1,7 @@
 """``kc-sim replay``: step through a recorded round turn by turn, with the picture of
 ``kc-sim play`` (``kc_sim.render``).
 
-The record (FORMATS.md) is rebuilt with :meth:`kc_sim.game.Game.from_position` from its
+The record (docs/formats.md) is rebuilt with :meth:`kc_sim.game.Game.from_position` from its
 hands, table, stock and dealer, and every turn is played again: the seat, each action
 (legal when made), the stop that ends the list and the card drawn. At the end the replayed
 result is compared with the recorded one. A record saved by ``kc-sim play`` when the player

@@ -513,7 +513,7 @@ def _python_matches(specs, seeds, rules, match_base, matches_out, fault_dir) -> 
 def record_round(agents, seed: int, rules: RuleSet | str, *, dealer: int | None = None, seat_map=None,
                  match: int = 0, round: int = 0, scores=None, fault_dir=None) -> dict:
     """Play one round from ``seed`` (any mix of agents) and return its game record
-    (FORMATS.md). ``agents`` are by match seat; ``seat_map`` (default: all, in order) picks
+    (docs/formats.md). ``agents`` are by match seat; ``seat_map`` (default: all, in order) picks
     the round's seats; ``dealer`` is a round seat (default: drawn from the seed, as in
     :func:`play_rounds`). Python agents start fresh (new_match, then new_round)."""
     rules = parse_rules(rules)

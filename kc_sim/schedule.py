@@ -74,10 +74,6 @@ class Schedule:
                 out.append(Chunk(len(out), li, start, min(start + self.chunk_groups, self.groups)))
         return out
 
-    def seating(self, lineup: int, rotation: int) -> tuple[int, ...]:
-        """Agent indices by seat in rotation ``rotation`` of line-up ``lineup``."""
-        return rotate(self.lineups[lineup], rotation)
-
     def to_dict(self) -> dict:
         return {"players": self.players, "lineups": [list(x) for x in self.lineups],
                 "groups_per_lineup": self.groups, "chunk_groups": self.chunk_groups,
@@ -112,11 +108,6 @@ def make_schedule(n_agents: int, players: int, units: int, chunk_units: int,
     return Schedule(n_agents, players, lineups, groups, max(1, chunk_units // players))
 
 
-def deal_seed(run_seed: int, group: int) -> int:
-    """The deal seed of rotation group ``group`` (the same for every line-up)."""
-    return int(derive(run_seed, group))
-
-
 @nb.njit(cache=True)
 def _derive_range(seed, start, stop):
     out = np.empty(stop - start, dtype=np.int64)
@@ -126,5 +117,6 @@ def _derive_range(seed, start, stop):
 
 
 def group_seeds(run_seed: int, start: int, stop: int) -> np.ndarray:
-    """Deal seeds of groups ``start`` .. ``stop - 1`` (int64), as :func:`deal_seed` gives them."""
+    """Deal seeds of groups ``start`` .. ``stop - 1`` (int64): ``derive(run_seed, group)``,
+    the same for every line-up."""
     return _derive_range(np.int64(run_seed), np.int64(start), np.int64(stop))

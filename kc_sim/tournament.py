@@ -111,8 +111,7 @@ def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> dict:
     rows = np.empty((k, G, loop.ROUND_COLS), dtype=np.int64)
     for r in range(k):
         seated = rotate(agents, r)
-        rows[r] = runner.play_rounds(list(seated), seeds, rules, fault_dir=task.fault_dir)
-        _check_faults(rows[r], seated)
+        rows[r] = runner.play_rounds(list(seated), seeds, rules, fault_dir=task.fault_dir)  # raises AgentFault
     rows = rows.transpose(1, 0, 2).reshape(G * k, loop.ROUND_COLS)
     group = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), k)
     rotation = np.tile(np.arange(k, dtype=np.int8), G)
@@ -129,8 +128,7 @@ def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> tuple[dict, 
     for r in range(k):
         seated = rotate(agents, r)
         rr, match_rows[r] = runner.play_matches(list(seated), seeds, rules, match_base=0,
-                                                fault_dir=task.fault_dir)
-        _check_faults(rr, seated)
+                                                fault_dir=task.fault_dir)        # raises AgentFault
         round_parts.append(rr)
         rot_parts.append(np.full(len(rr), r, dtype=np.int8))
     rows = np.concatenate(round_parts)
@@ -151,25 +149,6 @@ def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> tuple[dict, 
         "winners": mrows[:, loop.M_WINNERS].astype(np.int16),
     }
     return rounds, matches
-
-
-def _check_faults(rows, seated) -> None:
-    """Refuse a chunk in which an agent played an illegal action or never finished."""
-    bad = np.flatnonzero(rows[:, loop.C_STATUS] != loop.STATUS_OK)
-    if not len(bad):
-        return
-    row = rows[bad[0]]
-    seat = int(row[loop.C_BAD_SEAT])
-    who = seated[seat].name if 0 <= seat < len(seated) else "?"
-    if row[loop.C_STATUS] == loop.STATUS_ILLEGAL:
-        from kc_sim.actions import action_text
-        try:
-            what = f"played the illegal action {action_text(int(row[loop.C_BAD_ACTION]))}"
-        except ValueError:
-            what = f"returned the bad action id {int(row[loop.C_BAD_ACTION])}"
-    else:
-        what = f"did not finish the round within {loop.MAX_DECISIONS} decisions"
-    raise UserError(f"agent {who!r} in seat {seat} {what} in the round dealt from seed {int(row[loop.C_SEED])}")
 
 
 def _compact_rounds(rows, k, group, rotation) -> dict:

@@ -3,22 +3,14 @@ comparing them at every decision. Used by the differential tests."""
 
 from __future__ import annotations
 
-import itertools
 import random
 
 from kc_sim.core import layout as L
 from kc_sim.core.legal import count_plays, has_play, nth_play
 from kc_sim.game import Game
 from kc_sim.reference import RefRound
-from kc_sim.rules import DRAW, LAYOUT_KINGS, SCORING, RuleSet
-
-ROUND_SWITCHES = list(itertools.product(DRAW, LAYOUT_KINGS, (True, False), (1, 2), (False, True), SCORING))
-
-
-def rule_sets():
-    """Every combination of the round switches (96 rule sets)."""
-    return [RuleSet(draw=d, layout_kings=lk, king_on_empty_side=ks, decks=dk, must_play_kings=mk, scoring=sc)
-            for d, lk, ks, dk, mk, sc in ROUND_SWITCHES]
+from kc_sim.rules import RuleSet
+from kc_sim.testing import round_rule_sets as rule_sets  # noqa: F401 - the tests import it from here
 
 
 def player_counts(rules: RuleSet):

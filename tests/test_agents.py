@@ -37,7 +37,7 @@ POLICIES = {"greedy": greedy_policy, "king-first": king_first_policy, "pile-merg
 # --- distinctive behaviour -------------------------------------------------------------------
 
 def test_greedy_sheds_highest_rank_first_worked_example_6():
-    # RULES.md worked example 6: 10S 4H 6C JD on the sides; hand 9H 3C KC: three cards in one turn
+    # docs/rules.md, Worked examples, 6: 10S 4H 6C JD on the sides; hand 9H 3C KC: three cards in one turn
     g = position(["9H", "3C", "KC"], [["TS"], ["4H"], ["6C"], ["JD"]])
     assert play_turn(greedy_policy, g) == ["KC>NE", "9H>N", "3C>E"]
     assert g.over and g.winner == 1

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dask.distributed as distributed
 import pandas as pd
-import pytest
 
 from kc_sim import results as R
 from kc_sim.tournament import run_tournament

@@ -41,7 +41,7 @@ def rules(**kw) -> RuleSet:
     return dataclasses.replace(CLASSIC, **kw)
 
 
-# --- the nine worked examples of RULES.md ----------------------------------------------
+# --- the nine worked examples of docs/rules.md (Worked examples) -----------------------
 
 def test_example1_queen_on_king_then_jack_on_queen():
     r = position(hands=("QH JC 5D", "2C"), NE="KS")

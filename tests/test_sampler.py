@@ -17,42 +17,9 @@ from kc_sim.core.step import apply, deal
 from kc_sim.errors import UserError
 from kc_sim.rules import parse_rules
 from kc_sim.runner import play_rounds
+from kc_sim.testing import permute_hidden
 
 BUDGET = 3
-
-
-def _hidden_permuted(st, seat, rng):
-    """A copy of ``st`` whose hidden cards (other hands, the rest of the stock) are shuffled
-    among the other hands (same sizes) and the stock."""
-    out = st.copy()
-    players = int(st[L.PLAYERS])
-    cards = []
-    for s in range(players):
-        if s == seat:
-            continue
-        for plane in range(2):
-            m = int(st[L.HAND + 2 * s + plane])
-            cards += [c for c in range(52) if m >> c & 1]
-    pos, n = int(st[L.STOCK_POS]), int(st[L.STOCK_LEN])
-    cards += [int(c) for c in st[L.STOCK + pos:L.STOCK + n]]
-    rng.shuffle(cards)
-    k = 0
-    for s in range(players):
-        if s == seat:
-            continue
-        out[L.HAND + 2 * s] = 0
-        out[L.HAND + 2 * s + 1] = 0
-        for _ in range(int(st[L.HAND_N + s])):
-            c = cards[k]
-            k += 1
-            bit = 1 << c
-            plane = 1 if out[L.HAND + 2 * s] & bit else 0
-            out[L.HAND + 2 * s + plane] |= bit
-    for i in range(pos, n):
-        out[L.STOCK + i] = cards[k]
-        k += 1
-    assert k == len(cards)
-    return out
 
 
 @pytest.mark.parametrize("rules,players", [("classic", 2), ("classic", 3), ("draw_first,decks=2", 3)])
@@ -82,7 +49,7 @@ def test_decisions_do_not_depend_on_hidden_cards(rules, players):
                     after = mem[0].copy()
                     for _ in range(2):
                         m2 = before.copy()
-                        a2 = policy(_hidden_permuted(st, seat, rng), seat, m2)
+                        a2 = policy(permute_hidden(st, seat, rng), seat, m2)
                         assert a2 == a and (m2 == after).all()
                     checked += 1
                 else:

@@ -418,7 +418,7 @@ def test_ctrl_c_then_rerun_gives_the_uninterrupted_parts(term, tmp_path):
             wait_for_done_chunk(t, run, timeout=90, more_than=done)
             t.child.sendintr()
             sent = time.monotonic()
-            status = t.finish(timeout=10)
+            status = t.finish(timeout=15)
             took = time.monotonic() - sent
             step = f"Ctrl-C {attempt} (exit {status} {took:.1f} s after it)"
             soft.check(status == 130, f"{step}: expected exit 130:\n{t.screen(15)}")

@@ -41,7 +41,7 @@ STATE_SIZE = STOCK + MAX_STOCK
 END_NONE, END_OUT, END_BLOCKED = 0, 1, 2
 END_NAMES = ("none", "out", "blocked")
 
-# action ids (FORMATS.md)
+# action ids (docs/formats.md, Action ids and text)
 N_ACTIONS = 449
 MOVE_BASE = 416
 STOP = 448

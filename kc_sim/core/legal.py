@@ -1,4 +1,4 @@
-"""Which actions are legal: placements, whole-side-pile moves and stop (RULES.md, Actions).
+"""Which actions are legal: placements, whole-side-pile moves and stop (docs/rules.md, Actions).
 
 Everything works on masks: "the hand cards that may go on pile p" is the hand
 masked with the pile's target mask, so a decision never lists action objects.

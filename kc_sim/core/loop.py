@@ -46,7 +46,7 @@ I1 = types.int64[::1]
 
 @nb.njit(cache=True)
 def first_dealer(seed, players):
-    """The dealer drawn at random from a seed (RULES.md: the first dealer is drawn at random)."""
+    """The dealer drawn at random from a seed (docs/rules.md, Seats, dealer and deal)."""
     return scale(mix64(np.uint64(derive(seed, DEALER_STREAM)) + GOLDEN), players)
 
 

@@ -1,5 +1,5 @@
 """Changing a round: deal and layout, place, move a pile, the end and start of a turn,
-and scoring (RULES.md: Deal, Actions, End of the turn, End of the round).
+and scoring (docs/rules.md: Seats, dealer and deal; Actions; Drawing; End of the round; Scoring).
 
 All functions take the flat state (see ``layout``) and change it in place. They trust
 their caller: legality is checked by ``legal`` before an action is applied.
@@ -13,7 +13,7 @@ from kc_sim.core.bits import popcount
 from kc_sim.core.layout import (
     ACTIONS, DEALER, DONE, DREW, END, END_BLOCKED, END_OUT, FIRST, HAND, HAND_N, IDLE,
     MOVE_BASE, PENALTY, PILE_BASE, PILE_MASK, PILE_SIZE, PILE_TOP, PLAYERS, RULES, SEAT,
-    STATE_SIZE, STOCK, STOCK_LEN, STOCK_POS, TURN_ACTIONS, TURNS, WINNER,
+    STOCK, STOCK_LEN, STOCK_POS, TURN_ACTIONS, TURNS, WINNER,
 )
 from kc_sim.core.legal import has_play
 from kc_sim.core.rng import GOLDEN, mix64, scale
@@ -23,12 +23,6 @@ DRAW_END, DRAW_START, DRAW_IF_STUCK = 0, 1, 2
 
 #: penalty per rank under scoring=face (index 0 unused): K Q J 10 count 10, A 1, others face value
 FACE_VALUE = np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10], dtype=np.int64)
-
-
-@nb.njit(cache=True)
-def new_state():
-    """An all-zero round state, to be filled by ``deal``."""
-    return np.zeros(STATE_SIZE, dtype=np.int64)
 
 
 @nb.njit(cache=True, inline="always")
