@@ -7,7 +7,7 @@
   receives a :class:`~kc_sim.observation.SeatView` of its own seat (never another hand or
   the stock order) and returns an action id or its text.
 
-:class:`AgentSpec` is what the registry hands out for either kind. See the README, section Agents.
+:class:`AgentSpec` is what the registry hands out for either kind. See docs/agents.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The ``planner`` agent (compiled): searches its whole turn, then plays the best line.
 
-See :mod:`agents.search` and the README (Stronger agents) for the search and its evaluation.
+See :mod:`agents.search` and docs/agents.md (Stronger agents) for the search and its evaluation.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ kept in ``mem`` and replayed like the planner's.
 
 Names: ``sampler`` uses :data:`DEFAULT_BUDGET` worlds per decision; ``sampler:N`` (or
 ``sampler-N``) uses N (1 to 4096), e.g. ``sampler:64``, recorded in results as
-``sampler-64``. See the README, section Stronger agents.
+``sampler-64``. See docs/agents.md, Stronger agents.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Compiled turn search shared by ``planner`` and ``sampler`` (see the README, section Stronger agents).
+"""Compiled turn search shared by ``planner`` and ``sampler`` (see docs/agents.md, Stronger agents).
 
 At the start of its turn an agent may place cards and move side piles in any order.
 :func:`turn_search` explores those sequences depth-first from the seat's own view of the

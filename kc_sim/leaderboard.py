@@ -1,6 +1,6 @@
 """A rating for every agent across the rounds of one or more run folders.
 
-The model (Bradley-Terry on the pairs of each round; see the README, section Stronger agents):
+The model (Bradley-Terry on the pairs of each round; see docs/agents.md, Stronger agents):
 
 * every round is split into its pairs of seats: in a pair, the agent with the **lower
   penalty** beats the other, equal penalties are a tie (half a win each). In a

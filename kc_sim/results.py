@@ -1,6 +1,6 @@
 """The run folder on disk: parquet schemas, writing parts, reading a run back.
 
-Layout of a run folder (see the README, section Tournaments)::
+Layout of a run folder (see docs/tournaments.md and docs/formats.md)::
 
     manifest.json        configuration, versions, chunks and their state
     rounds/part-00000.parquet ...   one part per chunk, one row per round

@@ -603,7 +603,7 @@ def resolve_jobs(jobs) -> int:
 def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
                    jobs=None, backend=None, scheduler=None, out=None, records=0, chunk_size=None,
                    lineups=None, quiet=False, command=None, on_chunk=None, summary=True) -> RunResult:
-    """Plan, run (or resume) and summarise a tournament; see the README, section Tournaments.
+    """Plan, run (or resume) and summarise a tournament; see docs/tournaments.md.
     ``on_chunk(index)`` is called after each part is written (tests use it to interrupt)."""
     t0 = time.perf_counter()
     if backend is None:
