@@ -28,13 +28,14 @@ def _kc_sim() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "kc_sim.cli"]
 
 
-def _tree_rss(pid: int) -> int:
-    """Resident bytes of a process and all its descendants (0 once it is gone)."""
+def _rss(pid: int, tree: bool) -> int:
+    """Resident bytes of a process, with ``tree`` summed over its descendants too (0 once
+    it is gone)."""
     import psutil
 
     try:
         p = psutil.Process(pid)
-        procs = [p, *p.children(recursive=True)]
+        procs = [p, *p.children(recursive=True)] if tree else [p]
     except psutil.Error:
         return 0
     total = 0
@@ -58,7 +59,7 @@ def measure(args: list[str], cwd: Path, tree: bool = False, every: float = 0.02)
 
     def sample():
         while not stop.wait(every):
-            peak[0] = max(peak[0], _tree_rss(proc.pid) if tree else _own_rss(proc.pid))
+            peak[0] = max(peak[0], _rss(proc.pid, tree))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -70,15 +71,6 @@ def measure(args: list[str], cwd: Path, tree: bool = False, every: float = 0.02)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}): {out[-500:]}")
     return {"seconds": seconds, "peak_mb": peak[0] / 2 ** 20, "output": out}
-
-
-def _own_rss(pid: int) -> int:
-    import psutil
-
-    try:
-        return psutil.Process(pid).memory_info().rss
-    except psutil.Error:
-        return 0
 
 
 def _tag(n: int) -> str:

@@ -62,29 +62,22 @@ class Comparisons:
     n_rounds: int
 
 
-class _RunTables:
-    """The round parts of a run folder (checked), iterated as ``(seats, arrow table)`` with
-    only the columns the comparisons need, one part at a time."""
+def _run_parts(run_dir: Path) -> list[tuple[Path, list[str]]]:
+    """The round parts of a run folder, each with the columns the comparisons read (checked
+    before any is read, so a bad folder fails at once)."""
+    import pyarrow.parquet as pq
 
-    def __init__(self, run_dir: Path):
-        from kc_sim import results as R
+    from kc_sim import results as R
 
-        run_dir = Path(run_dir)
-        if not run_dir.is_dir():
-            raise UserError(f"bad run folder {str(run_dir)!r}: no such folder (give a folder written by "
-                            "kc-sim tournament)")
-        self.parts = R.parts(run_dir)
-        if not self.parts:
-            raise UserError(f"bad run folder {str(run_dir)!r}: no round results in {run_dir / R.ROUNDS_DIR} "
-                            "(give a folder written by kc-sim tournament)")
-        self.columns = []
-        for p in self.parts:
-            self.columns.append(self._columns(p))
-
-    @staticmethod
-    def _columns(p: Path) -> list[str]:
-        import pyarrow.parquet as pq
-
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise UserError(f"bad run folder {str(run_dir)!r}: no such folder (give a folder written by kc-sim tournament)")
+    parts = R.parts(run_dir)
+    if not parts:
+        raise UserError(f"bad run folder {str(run_dir)!r}: no round results in {run_dir / R.ROUNDS_DIR} "
+                        "(give a folder written by kc-sim tournament)")
+    out = []
+    for p in parts:
         try:
             schema = pq.read_schema(p)
         except Exception as e:  # noqa: BLE001 - any unreadable part is a user error
@@ -95,50 +88,36 @@ class _RunTables:
         if missing or k < 2:
             what = ", ".join(missing) or "agent columns"
             raise UserError(f"cannot read {p}: not a kc-sim round part (missing {what})")
-        return cols
-
-    def __iter__(self):
-        import pyarrow.parquet as pq
-
-        for p, cols in zip(self.parts, self.columns):
-            yield (len(cols) - 2) // 2, pq.read_table(p, columns=cols)
-
-
-def _run_tables(run_dir: Path) -> _RunTables:
-    return _RunTables(run_dir)
+        out.append((p, cols))
+    return out
 
 
 def _deals(run_dir: Path, parts) -> int:
-    """Deals (rotation groups per line-up) of a run: from its manifest, else from the parts."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
+    """Deals per line-up of a run (:func:`kc_sim.scan.n_deals`; a folder without a manifest
+    counts them from its parts)."""
     from kc_sim import results as R
 
     try:
-        return int(R.read_manifest(run_dir)["schedule"]["groups_per_lineup"])
-    except (OSError, ValueError, KeyError, TypeError):
-        top = -1
-        for p in parts:
-            m = pc.max(pq.read_table(p, columns=["group"]).column("group")).as_py()
-            top = max(top, -1 if m is None else int(m))
-        return top + 1
+        manifest = R.read_manifest(run_dir)
+    except (OSError, ValueError):
+        manifest = {}
+    return scan.n_deals(manifest, parts)
 
 
 def _seat_codes(column, names: dict) -> np.ndarray:
-    """An ``agent_<s>`` column (dictionary or plain strings) as agent indices (-1: no
-    agent), adding the agents seen to ``names``."""
+    """An ``agent_<s>`` column as agent indices (-1: no agent), first adding to ``names``
+    the agents that played in it (a part's dictionary lists every agent of its run)."""
+    from kc_sim.results import agent_codes
+
     d = column.combine_chunks()
     if hasattr(d, "dictionary"):
-        dictionary = d.dictionary.to_pylist()
-        idx = d.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        used = np.unique(d.indices.drop_null().to_numpy().astype(np.int64))
+        played = [d.dictionary[int(i)].as_py() for i in used]
     else:  # plain strings
-        dictionary, idx = np.unique(np.asarray(d.fill_null("").to_pylist(), dtype=object), return_inverse=True)
-        dictionary = list(dictionary)
-    lookup = np.full(max(len(dictionary), 1), -1, np.int64)
-    for j in np.flatnonzero(np.bincount(idx[idx >= 0], minlength=len(lookup))):   # the agents that played
-        lookup[j] = names.setdefault(str(dictionary[j]), len(names))
-    return np.where(idx >= 0, lookup[np.maximum(idx, 0)], -1)
+        played = sorted(set(d.drop_null().to_pylist()))
+    for name in played:
+        names.setdefault(str(name), len(names))
+    return agent_codes(column, names)
 
 
 def load_comparisons(run_dirs) -> Comparisons:
@@ -156,16 +135,20 @@ def load_comparisons(run_dirs) -> Comparisons:
     run_dirs = [Path(d) for d in run_dirs]
     if not run_dirs:
         raise UserError("give at least one run folder")
+    import pyarrow.parquet as pq
+
     names: dict[str, int] = {}
     sums: dict[tuple[int, int], np.ndarray] = {}    # (a, b) -> (2, units): score of a, count
     rounds_by_agent: dict[int, int] = {}
     offset, n_rounds, units = 0, 0, 0
     for run in run_dirs:
-        tables = _run_tables(run)
-        deals = _deals(run, tables.parts)
+        parts = _run_parts(run)
+        deals = _deals(run, [p for p, _ in parts])
         width = scan.batch_width(deals)
         units = offset + math.ceil(deals / width)
-        for k, t in tables:
+        for p, cols in parts:
+            t = pq.read_table(p, columns=cols)
+            k = (len(cols) - 2) // 2
             n = t.num_rows
             if n == 0:
                 continue

@@ -78,16 +78,18 @@ def _names(codes: np.ndarray, names: pa.Array) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(idx, names)
 
 
+def seat_agents(lineup, rotation: np.ndarray) -> np.ndarray:
+    """(rows, k) agent index by seat: in rotation r, line-up position i sits in seat
+    ``(i + r) % k`` (see :mod:`kc_sim.schedule`)."""
+    lu = np.asarray(lineup, dtype=np.int64)
+    k = len(lu)
+    return lu[(np.arange(k)[None, :] - np.asarray(rotation, dtype=np.int64)[:, None]) % k]
+
+
 def _lineup_columns(cols: dict, lineup, k: int, names: pa.Array) -> tuple[dict, np.ndarray]:
     """``agent_<s>`` columns of a chunk from its line-up and each row's rotation."""
-    rot = cols["rotation"].astype(np.int64)
-    lu = np.asarray(lineup, dtype=np.int64)
-    seat_agent = np.empty((len(rot), k), dtype=np.int64)
-    out = {}
-    for s in range(k):
-        seat_agent[:, s] = lu[(s - rot) % k]
-        out[f"agent_{s}"] = _names(seat_agent[:, s], names)
-    return out, seat_agent
+    seat_agent = seat_agents(lineup, cols["rotation"])
+    return {f"agent_{s}": _names(seat_agent[:, s], names) for s in range(k)}, seat_agent
 
 
 def rounds_table(cols: dict, chunk: int, lineup_index: int, lineup, agent_names) -> pa.Table:
@@ -205,6 +207,16 @@ def parts(run_dir, which: str = ROUNDS_DIR) -> list[Path]:
     return sorted((Path(run_dir) / which).glob("part-*.parquet"))
 
 
+def agent_codes(column, index: dict) -> np.ndarray:
+    """An ``agent_<s>`` column (dictionary or plain strings) as agent indices from
+    ``index`` (name -> index); -1 for null or a name not in ``index``."""
+    col = column.combine_chunks()
+    if not hasattr(col, "dictionary"):          # a plain string column
+        return np.array([index.get(v, -1) if v is not None else -1 for v in col.to_pylist()], np.int64)
+    lookup = np.array([index.get(x, -1) for x in col.dictionary.to_pylist()] + [-1], np.int64)
+    return lookup[col.indices.fill_null(len(lookup) - 1).to_numpy().astype(np.int64)]
+
+
 def iter_codes(run_dir, names, which: str = ROUNDS_DIR, values: str = "penalty_", paths=None):
     """Per part (every part of ``which``, or the files ``paths``): (agent indices by seat,
     ``values<s>`` by seat with nulls as -1, extra) where extra is the ``winner`` (rounds) or
@@ -220,9 +232,7 @@ def iter_codes(run_dir, names, which: str = ROUNDS_DIR, values: str = "penalty_"
         codes = np.empty((t.num_rows, k), np.int64)
         vals = np.empty((t.num_rows, k), np.int64)
         for s in range(k):
-            d = t.column(f"agent_{s}").combine_chunks()
-            lookup = np.array([index[x] for x in d.dictionary.to_pylist()] or [0], np.int64)
-            codes[:, s] = lookup[d.indices.to_numpy(zero_copy_only=False)]
+            codes[:, s] = agent_codes(t.column(f"agent_{s}"), index)
             vals[:, s] = t.column(f"{values}{s}").fill_null(-1).to_numpy()
         yield codes, vals, t.column(extra).fill_null(-1).to_numpy().astype(np.int64)
 

@@ -302,13 +302,9 @@ def _int(table, name: str, fill: int = -1) -> np.ndarray:
 
 
 def _codes(table, name: str, index: dict) -> np.ndarray:
-    """A dictionary column of agent names as agent codes (-1 for null or unknown)."""
-    col = table.column(name).combine_chunks()
-    if not hasattr(col, "dictionary"):          # a plain string column
-        return np.array([index.get(v, -1) if v is not None else -1 for v in col.to_pylist()], np.int64)
-    lookup = np.array([index.get(x, -1) for x in col.dictionary.to_pylist()] + [-1], np.int64)
-    idx = col.indices.fill_null(len(lookup) - 1).to_numpy().astype(np.int64)
-    return lookup[idx]
+    """A column of agent names as agent codes (-1 for null or unknown)."""
+    from kc_sim.results import agent_codes
+    return agent_codes(table.column(name), index)
 
 
 def _blocked(table) -> np.ndarray:
@@ -368,7 +364,7 @@ def _open_run(run_dir):
     return path, manifest, labels, players
 
 
-def _n_deals(manifest: dict, parts) -> int:
+def n_deals(manifest: dict, parts) -> int:
     """Deals per line-up: the schedule's ``groups_per_lineup``, else the largest deal number
     + 1 (from the parts' statistics, or their ``group`` column)."""
     import pyarrow.parquet as pq
@@ -812,10 +808,10 @@ def scan_run(run_dir) -> RunStats:
     config = manifest["config"]
     index = {name: i for i, name in enumerate(labels)}
     try:
-        n_deals = _n_deals(manifest, parts)
+        deals = n_deals(manifest, parts)
         stats = RunStats(path=path, manifest=manifest, labels=labels, players=players,
                          rules=config.get("rules", "classic"), mode=config.get("mode", "rounds"),
-                         seed=int(config.get("seed", 0)), width=batch_width(n_deals), n_deals=n_deals)
+                         seed=int(config.get("seed", 0)), width=batch_width(deals), n_deals=deals)
         stats._init_sums()
         cols = round_columns(players)
         for p in parts:

@@ -84,7 +84,8 @@ class Tally:
     def merge(self, other: "Tally") -> "Tally":
         """Add another tally of the same agents and seats (e.g. one chunk's)."""
         for f in self._FIELDS:
-            getattr(self, f).__iadd__(getattr(other, f))
+            mine = getattr(self, f)
+            mine += getattr(other, f)
         return self
 
     def to_json(self) -> str:

@@ -86,20 +86,15 @@ def run_chunk(task: ChunkTask) -> dict:
 def _chunk_tally(task: ChunkTask, rounds: dict, matches: dict | None) -> str | None:
     """The chunk's summary statistics (a :class:`~kc_sim.stats.Tally` as JSON), computed
     here in the worker so the parent only adds tallies up."""
+    from kc_sim.results import seat_agents
     from kc_sim.stats import Tally
 
     if not task.n_agents:
         return None
-    lu = np.asarray(task.agents, dtype=np.int64)
-    k = len(lu)
-    tally = Tally(task.n_agents, k)
-
-    def seat_agent(rotation):
-        return lu[(np.arange(k)[None, :] - rotation.astype(np.int64)[:, None]) % k]
-
-    tally.add_rounds(seat_agent(rounds["rotation"]), rounds["penalty"], rounds["winner"])
+    tally = Tally(task.n_agents, len(task.agents))
+    tally.add_rounds(seat_agents(task.agents, rounds["rotation"]), rounds["penalty"], rounds["winner"])
     if matches is not None:
-        tally.add_matches(seat_agent(matches["rotation"]), matches["total"], matches["winners"])
+        tally.add_matches(seat_agents(task.agents, matches["rotation"]), matches["total"], matches["winners"])
     return tally.to_json()
 
 
@@ -503,20 +498,20 @@ def _executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple):
             client.run(warm, *warm_args)
 
             def run(tasks):
-                from dask.distributed import as_completed
+                from concurrent.futures import CancelledError
+
+                from dask.distributed import KilledWorker, as_completed
+                from distributed.comm.core import CommClosedError
+
                 futures = client.map(run_chunk, tasks, pure=False)
                 index = {f.key: t for f, t in zip(futures, tasks)}
                 try:
                     for fut in as_completed(futures):
                         try:
                             res = fut.result()
-                        except UserError:
-                            raise
-                        except Exception as e:  # noqa: BLE001 - a worker died or the cluster failed
-                            if type(e).__name__ in ("KilledWorker", "CommClosedError", "CancelledError"):
-                                raise _lost(e, [index[f.key] for f in futures if not f.done()] or
-                                            [index[fut.key]]) from None
-                            raise
+                        except (KilledWorker, CommClosedError, CancelledError) as e:   # a worker died
+                            raise _lost(e, [index[f.key] for f in futures if not f.done()] or
+                                        [index[fut.key]]) from None
                         fut.release()
                         yield res
                 finally:
@@ -693,8 +688,8 @@ def _store(plan: Plan, manifest: dict, chunk, res: dict) -> None:
 
 
 def finish(plan: Plan, manifest: dict, *, records: int = 0, summary: bool = True) -> RunResult:
-    """After every chunk is done: merge the match parts, compute the summary from the parts
-    (one part in memory at a time), write the records, close the manifest."""
+    """After every chunk is done: merge the match parts, add up the chunks' tallies into the
+    summary (no rows are read), write the records, close the manifest."""
     from kc_sim import results as R
 
     out = plan.out

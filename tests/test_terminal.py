@@ -258,6 +258,24 @@ def wait_for_done_chunk(t: Term, run: Path, timeout: float, more_than: int = 0) 
     t.fail(f"no chunk done in {run / 'manifest.json'} within {timeout} s")
 
 
+def chunks_done(run: Path) -> tuple[int, int]:
+    """(chunks done, chunks in all) from the run folder's manifest."""
+    chunks = json.loads((run / "manifest.json").read_text())["chunks"]
+    return sum(c["state"] == "done" for c in chunks), len(chunks)
+
+
+def rerun_finishes(term, soft: Soft, *args) -> str:
+    """Run the same command again: it must finish (exit 0) without a traceback; returns
+    its final line."""
+    t = term(*args)
+    status = t.finish(timeout=120)
+    assert status == 0, t.screen()
+    soft.no_traceback(t, "the rerun")
+    final = next((x for x in t.lines if "results in" in x), "")
+    soft.check("were already done" in final, f"the rerun's final line:\n{t.screen()}")
+    return final
+
+
 def leftover_workers(t: Term) -> list:
     """Live processes that were the child's workers: seen as its descendants, still in its
     process group, or a loky/dask worker whose parent is the (gone) child."""
@@ -429,20 +447,13 @@ def test_ctrl_c_then_rerun_gives_the_uninterrupted_parts(term, tmp_path):
                           f"last output: {t.raw[-240:]!r}"):
                 soft.check(said[0].startswith("kc-sim: interrupted") and "rerun" in said[0], f"{step}: {said[0]!r}")
             assert_no_workers_left(t, within=5)
-            m = json.loads((run / "manifest.json").read_text())
-            now = sum(c["state"] == "done" for c in m["chunks"])
-            assert done < now < len(m["chunks"]), f"{step}: {now} of {len(m['chunks'])} chunks done, {done} before"
+            now, total = chunks_done(run)
+            assert done < now < total, f"{step}: {now} of {total} chunks done, {done} before"
             done = now
 
-        # the same command again finishes the run
-        t2 = term(*BIG)
-        status = t2.finish(timeout=120)
-        assert status == 0, t2.screen()
-        soft.no_traceback(t2, "the rerun")
-        final = next((x for x in t2.lines if "results in" in x), "")
-        soft.check(re.search(rf"\b{done} of {len(m['chunks'])} chunks were already done", final),
-                   f"the rerun's final line should say {done} of {len(m['chunks'])} chunks were already "
-                   f"done:\n{t2.screen()}")
+        final = rerun_finishes(term, soft, *BIG)
+        soft.check(re.search(rf"\b{done} of {total} chunks were already done", final),
+                   f"the rerun's final line should say {done} of {total} chunks were already done: {final!r}")
 
         # an uninterrupted run of the same command into another folder: the same parts
         other = tmp_path / "other"
@@ -451,7 +462,7 @@ def test_ctrl_c_then_rerun_gives_the_uninterrupted_parts(term, tmp_path):
         status = t3.finish(timeout=120)
         assert status == 0, t3.screen()
         a, b = read_parts(run), read_parts(other / "RUN")
-        assert a.keys() == b.keys() and len(a) == len(m["chunks"]), (sorted(a), sorted(b))
+        assert a.keys() == b.keys() and len(a) == total, (sorted(a), sorted(b))
         for name in a:
             assert a[name].equals(b[name]), f"{name} differs between the resumed and the uninterrupted run"
     finally:
@@ -472,10 +483,9 @@ def test_ctrl_c_with_dask_workers(term, tmp_path):
     said = [x for x in t.lines if x.startswith("kc-sim:")]
     assert len(said) == 1 and said[0].startswith("kc-sim: interrupted with") and "rerun" in said[0], t.screen(15)
     assert_no_workers_left(t, within=10)
-    t2 = term(*args)
-    assert t2.finish(timeout=120) == 0, t2.screen()
-    no_traceback(t2)
-    assert any("were already done" in x for x in t2.lines), t2.screen()
+    soft = Soft()
+    rerun_finishes(term, soft, *args)
+    soft.report()
 
 
 # --- 4./5. a faulty agent ------------------------------------------------------------
@@ -562,14 +572,8 @@ def test_killed_worker_ends_with_one_line_and_the_rerun_finishes(term, tmp_path)
                 soft.check(re.search(r"\bchunks? \d+", said[0]), f"{step}: no chunk named in {said[0]!r}")
                 soft.check(re.search(r"resum|rerun", said[0]), f"{step}: no word of resuming in {said[0]!r}")
             assert_no_workers_left(t, within=5)
-            done = sum(c["state"] == "done" for c in json.loads((run / "manifest.json").read_text())["chunks"])
+            done, _ = chunks_done(run)
 
-        # the same command again finishes the run
-        t2 = term(*BIG)
-        status = t2.finish(timeout=120)
-        assert status == 0, t2.screen()
-        soft.no_traceback(t2, "the rerun")
-        final = next((x for x in t2.lines if "results in" in x), "")
-        soft.check("were already done" in final, f"the rerun's final line:\n{t2.screen()}")
+        rerun_finishes(term, soft, *BIG)
     finally:
         soft.report()
