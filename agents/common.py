@@ -16,12 +16,11 @@ choices are deterministic, with fixed tie-breaks:
 import numba as nb
 import numpy as np
 
-from kc_sim.cards import ALL_MASK, FITS_ON, KING, NON_KINGS_MASK, RANK, RANK_MASK
 from kc_sim.core.bits import lowest
 from kc_sim.core.layout import HAND, MOVE_BASE, PILE_BASE, PILE_TOP, RULES
 from kc_sim.core.legal import can_move, target_mask
-from kc_sim.rules import R_KING_ON_EMPTY_SIDE
-
+from kc_sim.game.cards import ALL_MASK, FITS_ON, KING, NON_KINGS_MASK, RANK, RANK_MASK
+from kc_sim.game.rules import R_KING_ON_EMPTY_SIDE
 
 
 @nb.njit(cache=True, inline="always")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from agents.base import PythonAgent
 from agents.common import greedy_action
-from kc_sim.cards import KING, RANK
 from kc_sim.core.layout import MOVE_BASE, STOP
 from kc_sim.core.policy import compiled_policy
+from kc_sim.game.cards import KING, RANK
+from kc_sim.play.agent import AgentSpec, PythonAgent
 
 
 @compiled_policy
@@ -60,3 +60,8 @@ class PythonGreedy(PythonAgent):
         if moves and side_takes_a_card:
             return min(moves)
         return STOP
+
+
+#: the registered agent (entry point ``greedy``)
+SPEC = AgentSpec("greedy", "sheds as many cards as it can, highest rank first; moves a pile only to place a card now",
+                 policy=greedy_policy, source="greedy")

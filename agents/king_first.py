@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-
 from agents.common import first_empty_corner, greedy_action, own_hand
-from kc_sim.cards import KING, KINGS_MASK, RANK
 from kc_sim.core.bits import lowest
 from kc_sim.core.layout import MOVE_BASE, PILE_BASE, STOP
 from kc_sim.core.policy import compiled_policy
+from kc_sim.game.cards import KING, KINGS_MASK, RANK
+from kc_sim.play.agent import AgentSpec
 
 
 @compiled_policy
@@ -38,3 +38,8 @@ def king_first_policy(st, seat, mem):
     if a < 0:
         return STOP
     return a
+
+
+#: the registered agent (entry point ``king-first``)
+SPEC = AgentSpec("king-first", "puts every king it can into a corner first, then plays like greedy",
+                 policy=king_first_policy, source="king-first")

@@ -5,12 +5,18 @@ from __future__ import annotations
 import numpy as np
 
 from agents.common import (
-    empty_side_mask, first_empty_corner, first_empty_side, first_move, greedy_action, highest_rank_card,
+    empty_side_mask,
+    first_empty_corner,
+    first_empty_side,
+    first_move,
+    greedy_action,
+    highest_rank_card,
     own_hand,
 )
-from kc_sim.cards import NON_KINGS_MASK
 from kc_sim.core.layout import STOP
 from kc_sim.core.policy import compiled_policy
+from kc_sim.game.cards import NON_KINGS_MASK
+from kc_sim.play.agent import AgentSpec
 
 
 @compiled_policy
@@ -44,3 +50,8 @@ def merger_policy(st, seat, mem):
     if a < 0:
         return STOP
     return a
+
+
+#: the registered agent (entry points ``pile-merger`` and its alias ``merger``)
+SPEC = AgentSpec("pile-merger", "makes every pile move it can, fills freed sides with its highest cards, "
+                 "then plays like greedy", policy=merger_policy, source="pile-merger")

@@ -9,11 +9,19 @@ import numba as nb
 import numpy as np
 
 from agents.search import (
-    DEFAULT_WEIGHTS, MAX_NODES, MAX_PLAN, PLAN0, next_planned, store_plan, turn_search, would_block,
+    DEFAULT_WEIGHTS,
+    MAX_NODES,
+    MAX_PLAN,
+    PLAN0,
+    next_planned,
+    store_plan,
+    turn_search,
+    would_block,
 )
-from kc_sim.core.legal import has_play
 from kc_sim.core.layout import STOP
+from kc_sim.core.legal import has_play
 from kc_sim.core.policy import compiled_policy
+from kc_sim.play.agent import AgentSpec
 
 _W = DEFAULT_WEIGHTS
 
@@ -60,3 +68,9 @@ def planner_policy(st, seat, mem):
     Deterministic: it never uses its random generator.
     """
     return planner_act(st, seat, mem, _W, MAX_NODES)
+
+
+#: the registered agent (entry point ``planner``)
+SPEC = AgentSpec("planner", "searches every order of its turn's placements and pile moves and plays the line "
+                 "whose end position scores best: the penalty kept, weighed against what it opens to the next player",
+                 policy=planner_policy, source="planner")

@@ -39,18 +39,40 @@ import numpy as np
 from agents.common import greedy_action
 from agents.planner import planner_act
 from agents.search import (
-    DEFAULT_WEIGHTS, MAX_NODES, MAX_PLAN, PLAN0, next_planned, store_plan, turn_search, unseen_mask,
+    DEFAULT_WEIGHTS,
+    MAX_NODES,
+    MAX_PLAN,
+    PLAN0,
+    next_planned,
+    store_plan,
+    turn_search,
+    unseen_mask,
 )
 from kc_sim.core.bits import lowest
 from kc_sim.core.layout import (
-    DONE, HAND, HAND_N, PILE_BASE, PILE_MASK, PILE_SIZE, PILE_TOP, PLAYERS, RULES, SEAT, STATE_SIZE, STOCK,
-    STOCK_LEN, STOCK_POS, STOP, WINNER,
+    DONE,
+    HAND,
+    HAND_N,
+    PILE_BASE,
+    PILE_MASK,
+    PILE_SIZE,
+    PILE_TOP,
+    PLAYERS,
+    RULES,
+    SEAT,
+    STATE_SIZE,
+    STOCK,
+    STOCK_LEN,
+    STOCK_POS,
+    STOP,
+    WINNER,
 )
 from kc_sim.core.legal import has_play, stop_legal
 from kc_sim.core.policy import MEM_SIZE, POLICY_SIG, compiled_policy
 from kc_sim.core.rng import below
 from kc_sim.core.step import add_to_hand, apply, hand_penalty
-from kc_sim.rules import R_DECKS
+from kc_sim.game.rules import R_DECKS
+from kc_sim.play.agent import AgentOption, AgentSpec
 
 #: worlds sampled per decision by ``sampler``
 DEFAULT_BUDGET = 12
@@ -259,3 +281,16 @@ def sampler_with_budget(budget: int):
     policy.__doc__ = (f"``sampler:{budget}``: the sampler (determinized Monte Carlo over the planner's best "
                       f"lines) with {budget} sampled worlds per decision.")
     return nb.njit(POLICY_SIG)(policy)
+
+
+def _with_budget(budget: int) -> AgentSpec:
+    """``sampler:N``: the sampler with N worlds per decision, named ``sampler-N``."""
+    name = "sampler" if budget == DEFAULT_BUDGET else f"sampler-{budget}"
+    return AgentSpec(name, f"the sampler with {budget} sampled worlds per decision",
+                     policy=sampler_with_budget(budget), source=name)
+
+
+#: the registered agent (entry point ``sampler``; ``sampler:N`` picks the budget)
+SPEC = AgentSpec("sampler", f"determinized Monte Carlo over the planner's best lines ({DEFAULT_BUDGET} sampled "
+                 "worlds per decision; sampler:N for N)", policy=sampler_policy, source="sampler",
+                 option=AgentOption("worlds sampled per decision", 1, MAX_BUDGET, _with_budget))

@@ -56,15 +56,41 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from kc_sim.cards import ALL_MASK, FITS_ON, FITS_UNDER, KING, KINGS_MASK, NON_KINGS_MASK, RANK, RANK_MASK
 from kc_sim.core.bits import lowest, popcount
 from kc_sim.core.layout import (
-    HAND, HAND_N, IDLE, MOVE_BASE, PILE_BASE, PILE_MASK, PILE_TOP, PLAYERS, RULES, STOCK_LEN, STOCK_POS, STOP,
-    TURN_ACTIONS, TURNS,
+    HAND,
+    HAND_N,
+    IDLE,
+    MOVE_BASE,
+    PILE_BASE,
+    PILE_MASK,
+    PILE_TOP,
+    PLAYERS,
+    RULES,
+    STOCK_LEN,
+    STOCK_POS,
+    STOP,
+    TURN_ACTIONS,
+    TURNS,
 )
 from kc_sim.core.legal import is_legal
 from kc_sim.core.step import penalty_of_masks
-from kc_sim.rules import R_DECKS, R_KING_ON_EMPTY_SIDE, R_MUST_PLAY_KINGS, R_SCORING
+from kc_sim.game.cards import (
+    ALL_MASK,
+    FITS_ON,
+    FITS_UNDER,
+    KING,
+    KINGS_MASK,
+    NON_KINGS_MASK,
+    RANK,
+    RANK_MASK,
+)
+from kc_sim.game.rules import (
+    R_DECKS,
+    R_KING_ON_EMPTY_SIDE,
+    R_MUST_PLAY_KINGS,
+    R_SCORING,
+)
 
 #: longest action sequence a plan may hold (mem slots PLAN0..PLAN0+MAX_PLAN-1)
 MAX_PLAN = 56

@@ -11,7 +11,7 @@ Run it on your own agent before you trust its numbers. It checks three things:
 3. **Blind to hidden cards** (compiled policies, which are handed the whole state): at
    every decision of the agent, shuffling the cards it cannot see (the other hands and the
    stock) must change neither its action nor its memory. Python agents are given only
-   their seat's :class:`~kc_sim.observation.SeatView`, so they cannot look.
+   their seat's :class:`~kc_sim.play.observation.SeatView`, so they cannot look.
 
 :func:`round_rule_sets` (the 96 rule sets) and :func:`permute_hidden` are the pieces the
 project's own tests use too.
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kc_sim.errors import UserError
-from kc_sim.rules import DRAW, LAYOUT_KINGS, SCORING, RuleSet
+from kc_sim.game.rules import DRAW, LAYOUT_KINGS, SCORING, RuleSet
 
 #: every combination of the switches that change a round (the match switch does not)
 ROUND_SWITCHES = list(itertools.product(DRAW, LAYOUT_KINGS, (True, False), (1, 2), (False, True), SCORING))
@@ -90,8 +90,8 @@ def check_agent(name, rounds: int = 8, seed: int = 0, permuted_rounds: int = 3) 
     variant, reproducible, blind to hidden cards (see the module doc). ``rounds`` rounds
     per rule set and seat count; ``permuted_rounds`` rounds per rule set stepped one
     decision at a time for the hidden-cards check. Returns a :class:`CheckReport`."""
-    from agents.registry import load_agent
-    from kc_sim import runner
+    from kc_sim.play import runner
+    from kc_sim.play.registry import load_agent
 
     spec = load_agent(name)
     report = CheckReport(spec.name)
@@ -175,7 +175,7 @@ def _hidden_cards(spec, sets, rounds: int, seed: int, report: CheckReport) -> in
 
 
 def _text(action: int) -> str:
-    from kc_sim.actions import action_text
+    from kc_sim.game.actions import action_text
 
     try:
         return action_text(int(action))

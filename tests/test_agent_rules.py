@@ -17,7 +17,7 @@ from agents import common
 from agents.search import MAX_CHILDREN, _children, pack_piles
 from kc_sim.core import layout as L
 from kc_sim.core.legal import legal_mask
-from kc_sim.game import Game
+from kc_sim.play.game import Game
 from kc_sim.testing import round_rule_sets
 
 RULE_SETS = round_rule_sets()[::4]

@@ -10,22 +10,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from positions import play_turn, position
 
-from agents.base import AgentSpec, PythonAgent
 from agents.greedy import PythonGreedy, greedy_policy
 from agents.king_first import king_first_policy
 from agents.merger import merger_policy
-from agents.registry import builtin_agents, builtin_names, load_agent
 from kc_sim.core import loop
 from kc_sim.core.layout import STOP
 from kc_sim.core.legal import count_plays, nth_play
 from kc_sim.core.policy import MEM_SIZE, random_policy
 from kc_sim.core.rng import derive
 from kc_sim.errors import UserError
-from kc_sim.game import Game
-from kc_sim.rules import DRAW, LAYOUT_KINGS, SCORING, RuleSet, parse_rules
-from kc_sim.runner import play_matches, play_rounds, record_round
-from positions import play_turn, position
+from kc_sim.game.rules import DRAW, LAYOUT_KINGS, SCORING, RuleSet, parse_rules
+from kc_sim.play.agent import AgentSpec, PythonAgent
+from kc_sim.play.game import Game
+from kc_sim.play.registry import builtin_agents, builtin_names, load_agent
+from kc_sim.play.runner import play_matches, play_rounds, record_round
 
 ROOT = Path(__file__).resolve().parents[1]
 PY_EXAMPLE = ROOT / "agents" / "examples" / "my_python_agent.py"
@@ -165,10 +165,9 @@ def test_no_illegal_move_in_many_rounds_of_every_agent_under_every_variant():
 
 
 def test_agent_rounds_replay_cleanly_in_the_reference_engine():
-    from kc_sim import check
-
-    from kc_sim.records import record_compiled_round
-    from kc_sim.runner import policies_tuple
+    from kc_sim.play.runner import policies_tuple
+    from kc_sim.records import check
+    from kc_sim.records.format import record_compiled_round
 
     n = 0
     for i, rs in enumerate(ALL_RULES[::8]):
@@ -242,7 +241,7 @@ def test_load_from_module_and_file_path_and_play():
 
 def test_user_file_agent_from_tmp_path(tmp_path):
     (tmp_path / "mine.py").write_text(
-        "from agents.base import PythonAgent\n"
+        "from kc_sim.play.agent import PythonAgent\n"
         "from kc_sim.core.policy import compiled_policy\n"
         "from kc_sim.core.layout import STOP\n"
         "import numba as nb\n"

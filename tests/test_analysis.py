@@ -17,12 +17,17 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from kc_sim import cli_analysis
+from kc_sim.analysis.experiments import (
+    KINDS,
+    load_experiment,
+    parse_experiment,
+    run_experiment,
+)
+from kc_sim.analysis.plots import FIGURES, cluster_mean, cluster_rate, rules_label
+from kc_sim.analysis.scan import scan_run
+from kc_sim.cli import analysis as cli_analysis
 from kc_sim.errors import UserError
-from kc_sim.experiments import KINDS, load_experiment, parse_experiment, run_experiment
-from kc_sim.plots import FIGURES, cluster_mean, cluster_rate, rules_label
-from kc_sim.scan import scan_run
-from kc_sim.tournament import run_tournament
+from kc_sim.tournament.run import run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = sorted((ROOT / "experiments").glob("*.toml"))
@@ -82,7 +87,7 @@ def test_plot_writes_every_figure(small_run):
 
 
 def test_every_figure_has_title_axis_labels_and_caption(small_run, tmp_path, monkeypatch):
-    from kc_sim import plots
+    from kc_sim.analysis import plots
     seen = {}
     finish = plots._finish
 
@@ -143,7 +148,7 @@ def test_bad_run_folder_is_a_user_error(command, tmp_path):
 
 
 def test_registered_commands_exit_2_on_bad_input(tmp_path, capsys):
-    from kc_sim import cli
+    from kc_sim.cli import root as cli
     names = {c.name for c in cli.app.registered_commands}
     if not {"plot", "report", "run"} <= names:
         pytest.skip("plot/report/run are not registered in kc_sim.cli yet")
@@ -182,7 +187,7 @@ def test_cluster_intervals():
 
 
 def test_scanned_run_matches_the_summary(small_run):
-    from kc_sim.results import read_summary
+    from kc_sim.tournament.results import read_summary
     data = scan_run(small_run)
     summary = read_summary(small_run)
     summary = summary[summary["opponent"].isna()].set_index("agent")

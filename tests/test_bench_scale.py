@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from kc_sim.bench_scale import measure
+from kc_sim.bench.scale import measure
 from kc_sim.cli import main
 
 HOLD = "import time; x = bytearray({n}); x[::4096] = b'1' * len(x[::4096]); time.sleep(0.5)"

@@ -38,7 +38,7 @@ def test_every_entry_point_shares_one_compile_cache(tmp_path):
     _run([KC_SIM, "tournament", "--agents", "greedy,merger", "--rounds", "2000", "--jobs", "1", "-q",
           "--out", "a"], tmp_path)
     # ... then the library, as a notebook uses it, and the command again with worker processes
-    library = _run([sys.executable, "-c", "from kc_sim.tournament import run_tournament; "
+    library = _run([sys.executable, "-c", "from kc_sim.tournament.run import run_tournament; "
                     "run_tournament(['greedy', 'merger'], rounds=2000, jobs=1, quiet=True, out='b')"], tmp_path)
     workers = _run([KC_SIM, "tournament", "--agents", "greedy,merger", "--rounds", "4000", "--chunk-size",
                     "1000", "--jobs", "2", "-q", "--out", "c"], tmp_path)

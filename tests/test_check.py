@@ -9,11 +9,17 @@ import random
 
 import pytest
 
-from kc_sim.cards import PILES, card_text, parse_card
-from kc_sim.check import action_text, check_file, check_record, load_records, parse_action
 from kc_sim.errors import UserError
-from kc_sim.reference import STOP, RefRound
-from kc_sim.rules import RuleSet, parse_rules
+from kc_sim.game.cards import PILES, card_text, parse_card
+from kc_sim.game.reference import STOP, RefRound
+from kc_sim.game.rules import RuleSet, parse_rules
+from kc_sim.records.check import (
+    action_text,
+    check_file,
+    check_record,
+    load_records,
+    parse_action,
+)
 
 CLASSIC = parse_rules("classic")
 

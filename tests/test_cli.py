@@ -5,8 +5,8 @@ import subprocess
 import sys
 
 import pytest
-
 from differential import rule_sets
+
 from kc_sim.cli import main
 
 
@@ -85,7 +85,7 @@ def test_bench_json_has_the_figures():
 
 
 def test_agents_lists_every_builtin_one_line_each(capsys):
-    from agents.registry import builtin_names
+    from kc_sim.play.registry import builtin_names
 
     assert main(["agents"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()

@@ -6,9 +6,8 @@ from __future__ import annotations
 import dask.distributed as distributed
 import pandas as pd
 
-from kc_sim import results as R
-from kc_sim.tournament import run_tournament
-
+from kc_sim.tournament import results as R
+from kc_sim.tournament.run import run_tournament
 
 RUN = dict(agents=["random", "random", "random"], players=2, rounds=1200, chunk_size=200, quiet=True)
 

@@ -2,8 +2,6 @@
 every player count, every decision of many random rounds."""
 
 import pytest
-
-
 from differential import play_both, rule_sets, sweep
 
 RULE_SETS = rule_sets()

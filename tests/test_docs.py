@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kc_sim import rules as R
+from kc_sim.game import rules as R
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -38,7 +38,7 @@ def _code_words(doc: str) -> set[str]:
 # --- rules.md: every switch and every value --------------------------------------------------
 
 def _switch_values() -> dict[str, list[str]]:
-    """The allowed values of every RuleSet field, as kc_sim.rules spells them."""
+    """The allowed values of every RuleSet field, as kc_sim.game.rules spells them."""
     values = {
         "draw": list(R.DRAW),
         "layout_kings": list(R.LAYOUT_KINGS),
@@ -97,8 +97,8 @@ def test_rules_doc_has_its_required_sections():
 def round_schema(tmp_path_factory):
     import pyarrow.parquet as pq
 
-    from kc_sim.results import parts
-    from kc_sim.tournament import run_tournament
+    from kc_sim.tournament.results import parts
+    from kc_sim.tournament.run import run_tournament
 
     out = tmp_path_factory.mktemp("docs") / "r"
     run_tournament(["random", "greedy"], rounds=200, jobs=1, quiet=True, out=out)
@@ -126,8 +126,8 @@ def test_round_columns_are_in_the_rounds_table(round_schema):
 
 
 def test_tally_metadata_key_and_fields_are_documented(round_schema):
-    from kc_sim.results import TALLY_KEY
     from kc_sim.stats import Tally
+    from kc_sim.tournament.results import TALLY_KEY
 
     doc = _text(FORMATS_DOC)
     assert TALLY_KEY.encode() in (round_schema.metadata or {})
@@ -138,9 +138,9 @@ def test_tally_metadata_key_and_fields_are_documented(round_schema):
 
 
 def test_record_fields_and_format_name_are_documented():
-    from kc_sim.check import REQUIRED, RULE_SWITCHES
-    from kc_sim.records import FORMAT
-    from kc_sim.tournament import FORMAT as RUN_FORMAT
+    from kc_sim.records.check import REQUIRED, RULE_SWITCHES
+    from kc_sim.records.format import FORMAT
+    from kc_sim.tournament.run import FORMAT as RUN_FORMAT
 
     doc = _text(FORMATS_DOC)
     words = _code_words(doc)
@@ -150,7 +150,7 @@ def test_record_fields_and_format_name_are_documented():
 
 
 def test_action_examples_in_formats_are_right():
-    from kc_sim.actions import parse_action
+    from kc_sim.game.actions import parse_action
 
     doc = _text(FORMATS_DOC)
     line = next(x for x in doc.split("\n\n") if x.startswith("Examples: `AC>N`")).replace("\n", " ")

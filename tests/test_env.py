@@ -5,15 +5,22 @@ import warnings
 
 import numpy as np
 import pytest
-
 from pettingzoo.test import api_test, seed_test  # noqa: E402
 
 from kc_sim.core.rng import derive  # noqa: E402
-from kc_sim.env import (  # noqa: E402
-    OBS_HIGH, OBS_LOW, OBS_SIZE, env, max_penalty, policy_from_agent, raw_env, split_observation,
+from kc_sim.play.game import IllegalActionError  # noqa: E402
+from kc_sim.play.runner import record_round  # noqa: E402
+from kc_sim.ui.env import (
+    # noqa: E402
+    OBS_HIGH,
+    OBS_LOW,
+    OBS_SIZE,
+    env,
+    max_penalty,
+    policy_from_agent,
+    raw_env,
+    split_observation,
 )
-from kc_sim.game import IllegalActionError  # noqa: E402
-from kc_sim.runner import record_round  # noqa: E402
 
 CASES = [
     (2, "classic"),
@@ -120,13 +127,13 @@ def test_observation_holds_what_the_seat_sees():
 
 def test_observation_hides_other_hands_and_the_stock_order():
     """Two rounds that differ only in the other hands and the stock look the same to seat 0."""
-    from kc_sim.env import _fill_observation
-    from kc_sim.game import Game
+    from kc_sim.play.game import Game
+    from kc_sim.ui.env import _fill_observation
 
     hands = [["KS", "QD", "2C", "7H", "9S", "AD", "4C"], ["3C", "5D", "6H", "8S", "JC", "TD", "2H"]]
     piles = [["8C"], ["9D"], ["4H"], ["KH"]]
     used = {c for h in hands for c in h} | {p[0] for p in piles}
-    from kc_sim.cards import card_text
+    from kc_sim.game.cards import card_text
 
     rest = [card_text(c) for c in range(52) if card_text(c) not in used]
     a = Game.from_position(hands, piles, rest)
@@ -218,7 +225,7 @@ def test_options_deal_a_given_round():
 
 def test_docs_example_random_vs_greedy():
     """The random-vs-greedy example of the README."""
-    from kc_sim.env import env as make_env
+    from kc_sim.ui.env import env as make_env
 
     e = make_env(players=2, rules="classic")
     policies = {"player_0": policy_from_agent("random"), "player_1": policy_from_agent("greedy")}

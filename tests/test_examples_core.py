@@ -3,8 +3,8 @@
 
 import pytest
 
-from kc_sim.actions import parse_action
-from kc_sim.game import Game, IllegalActionError
+from kc_sim.game.actions import parse_action
+from kc_sim.play.game import Game, IllegalActionError
 
 
 def legal(g):

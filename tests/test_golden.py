@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kc_sim.check import check_file
 from kc_sim.cli import main
+from kc_sim.records.check import check_file
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = {

@@ -13,11 +13,18 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from kc_sim.cli_leaderboard import leaderboard as leaderboard_cmd
-from kc_sim.cli_tournament import tournament
+from kc_sim.analysis.leaderboard import (
+    ELO,
+    FIGURE_FILE,
+    LEADERBOARD_FILE,
+    fit_bt,
+    leaderboard,
+    load_comparisons,
+)
+from kc_sim.cli.leaderboard import leaderboard as leaderboard_cmd
+from kc_sim.cli.tournament import tournament
 from kc_sim.errors import UserError
-from kc_sim.leaderboard import ELO, FIGURE_FILE, LEADERBOARD_FILE, fit_bt, leaderboard, load_comparisons
-from kc_sim.tournament import run_tournament
+from kc_sim.tournament.run import run_tournament
 
 NAMES = ["strong", "good", "mid", "weak", "worst"]
 THETA = np.array([1.0, 0.4, 0.0, -0.5, -0.9])
@@ -205,7 +212,7 @@ def test_streamed_comparisons_equal_the_in_memory_ones(tmp_path):
 def test_batches_of_deals_keep_the_estimate(tmp_path, monkeypatch):
     """Past scan.MAX_BATCHES deals, deals are pooled into batches: the point ratings do not change
     at all and the bootstrap intervals stay about as wide."""
-    from kc_sim import scan
+    from kc_sim.analysis import scan
 
     run = tmp_path / "r"
     run_tournament(["greedy", "random", "merger"], players=2, rounds=6000, chunk_size=600, seed=2, out=run,

@@ -6,23 +6,31 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from positions import play_turn, position
 
 from agents.planner import planner_policy
-from agents.registry import load_agent
 from agents.search import (
-    DEFAULT_WEIGHTS, M_LEN, M_TURN, MAX_PLAN, evaluate, pack_piles, pile_get, pile_set, turn_search,
+    DEFAULT_WEIGHTS,
+    M_LEN,
+    M_TURN,
+    MAX_PLAN,
+    evaluate,
+    pack_piles,
+    pile_get,
+    pile_set,
+    turn_search,
 )
-from kc_sim.actions import action_text
-from kc_sim.cards import parse_card
 from kc_sim.core import layout as L
 from kc_sim.core import loop
 from kc_sim.core.layout import STOP
 from kc_sim.core.legal import is_legal
 from kc_sim.core.policy import MEM_SIZE, random_policy
 from kc_sim.core.step import apply, deal
-from kc_sim.rules import DRAW, LAYOUT_KINGS, SCORING, parse_rules
-from kc_sim.runner import play_rounds
-from positions import play_turn, position
+from kc_sim.game.actions import action_text
+from kc_sim.game.cards import parse_card
+from kc_sim.game.rules import DRAW, LAYOUT_KINGS, SCORING, parse_rules
+from kc_sim.play.registry import load_agent
+from kc_sim.play.runner import play_rounds
 
 
 def test_goes_out_through_a_pile_move_worked_example_2():

@@ -8,19 +8,22 @@ import sys
 
 import pytest
 
-from kc_sim.check import check_file
 from kc_sim.errors import UserError
-from kc_sim.game import Game
-from kc_sim.play import RecordedRound, SeatAgent, play_session, why_illegal
-from kc_sim.records import write_records
-from kc_sim.render import move_lines, render_table
-from kc_sim.replay import run_replay
-from kc_sim.runner import record_round
+from kc_sim.play.game import Game
+from kc_sim.play.runner import record_round
+from kc_sim.play.seat import SeatAgent
+from kc_sim.records.check import check_file
+from kc_sim.records.format import write_records
+from kc_sim.records.recorded import RecordedRound
+from kc_sim.ui.render import move_lines, render_table
+from kc_sim.ui.replay import run_replay
+from kc_sim.play.game import why_illegal
+from kc_sim.ui.terminal import play_session
 
 # the two commands on a small typer app, as kc_sim.cli registers them
 APP = """
 import sys, typer
-from kc_sim.cli_play import play, replay
+from kc_sim.cli.play import play, replay
 from kc_sim.errors import UserError
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 app.command("play")(play)
@@ -82,7 +85,7 @@ def test_end_of_input_quits_cleanly_and_saves_the_round(tmp_path):
 def test_play_a_whole_match_between_agents(tmp_path):
     """No human seat: the agents play a match; the rounds are the engine's match rounds."""
     from kc_sim.core import loop
-    from kc_sim.runner import play_matches
+    from kc_sim.play.runner import play_matches
 
     names = ["greedy", "agents.examples.my_python_agent:CautiousShedder", "random"]
     lines = []
@@ -163,7 +166,7 @@ def test_why_illegal_explains():
     g = Game.from_position([["7H", "KS", "3C", "5D"], ["2C"]], [["8S"], ["9D"], [], ["AC"]], ["4C", "6C"],
                            rules="classic,must_play_kings=true")
     assert why_illegal(g, g.legal_actions()[0]) is None
-    from kc_sim.actions import parse_action as pa
+    from kc_sim.game.actions import parse_action as pa
 
     assert "not in your hand" in why_illegal(g, pa("QH>N"))
     assert "does not fit on N's top 8S" in why_illegal(g, pa("5D>N"))

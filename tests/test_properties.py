@@ -3,12 +3,13 @@
 import random
 from collections import Counter
 
-from hypothesis import given, settings, strategies as st
-
 from differential import rule_sets
-from kc_sim.cards import COLOUR, RANK
-from kc_sim.game import Game
-from kc_sim.reference import card_penalty
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kc_sim.game.cards import COLOUR, RANK
+from kc_sim.game.reference import card_penalty
+from kc_sim.play.game import Game
 
 RULE_SETS = rule_sets()
 

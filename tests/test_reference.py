@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from kc_sim.cards import PILES, parse_card, parse_pile
 from kc_sim.errors import UserError
-from kc_sim.reference import STOP, IllegalAction, RefRound
-from kc_sim.rules import RuleSet, parse_rules
+from kc_sim.game.cards import PILES, parse_card, parse_pile
+from kc_sim.game.reference import STOP, IllegalAction, RefRound
+from kc_sim.game.rules import RuleSet, parse_rules
 
 CLASSIC = parse_rules("classic")
 

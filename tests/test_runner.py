@@ -9,13 +9,7 @@ import pickle
 import numpy as np
 import pytest
 
-from agents.base import AgentSpec, PythonAgent
 from agents.greedy import PythonGreedy
-from agents.registry import load_agent
-from kc_sim.observation import V_HAND, V_LEGAL
-from kc_sim import runner
-from kc_sim.actions import parse_action
-from kc_sim.cards import ALL_MASK
 from kc_sim.core import loop
 from kc_sim.core.bits import lowest
 from kc_sim.core.layout import HAND, STOP, TURNS
@@ -23,9 +17,21 @@ from kc_sim.core.legal import count_plays, is_legal, nth_play
 from kc_sim.core.policy import compiled_policy
 from kc_sim.core.rng import derive
 from kc_sim.errors import UserError
-from kc_sim.game import Game
-from kc_sim.rules import parse_rules
-from kc_sim.runner import AgentFault, play_matches, play_rounds, record_round, record_row
+from kc_sim.game.actions import parse_action
+from kc_sim.game.cards import ALL_MASK
+from kc_sim.game.rules import parse_rules
+from kc_sim.play import runner
+from kc_sim.play.agent import AgentSpec, PythonAgent
+from kc_sim.play.game import Game
+from kc_sim.play.observation import V_HAND, V_LEGAL
+from kc_sim.play.registry import load_agent
+from kc_sim.play.runner import (
+    AgentFault,
+    play_matches,
+    play_rounds,
+    record_round,
+    record_row,
+)
 
 GREEDY, RANDOM, KING, MERGER = (load_agent(n) for n in ("greedy", "random", "king-first", "merger"))
 TWIN = AgentSpec("greedy", "Python twin", factory=PythonGreedy)
@@ -244,7 +250,7 @@ def test_python_agent_rng_is_seeded_per_round():
 # --- records ------------------------------------------------------------------------------------
 
 def test_records_of_mixed_rounds_and_match_rows_replay_cleanly():
-    from kc_sim import check
+    from kc_sim.records import check
 
     agents = [spec(RandomPy, "random-py"), GREEDY, spec(FirstLegal, "first"), MERGER]
     for seed in range(20):
@@ -404,7 +410,7 @@ def test_record_round_faults_too(tmp_path):
 # --- the benchmark --------------------------------------------------------------------------
 
 def test_bench_agents_smoke():
-    from kc_sim.bench_agents import bench_agents
+    from kc_sim.bench.agents import bench_agents
 
     rows = bench_agents(rounds=3000, python_rounds=100)
     assert [r["agent"] for r in rows] == ["random", "greedy", "king-first", "pile-merger", "planner",

@@ -6,8 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.registry import load_agent
-from agents.sampler import DEFAULT_BUDGET, sampler_act, sampler_with_budget, unseen_cards
+from agents.sampler import (
+    DEFAULT_BUDGET,
+    sampler_act,
+    sampler_with_budget,
+    unseen_cards,
+)
 from agents.search import unseen_mask
 from kc_sim.core import layout as L
 from kc_sim.core.legal import has_play, is_legal
@@ -15,8 +19,9 @@ from kc_sim.core.loop import first_dealer, seed_policies
 from kc_sim.core.policy import MEM_SIZE
 from kc_sim.core.step import apply, deal
 from kc_sim.errors import UserError
-from kc_sim.rules import parse_rules
-from kc_sim.runner import play_rounds
+from kc_sim.game.rules import parse_rules
+from kc_sim.play.registry import load_agent
+from kc_sim.play.runner import play_rounds
 from kc_sim.testing import permute_hidden
 
 BUDGET = 3
@@ -96,7 +101,7 @@ def test_budget_names(tmp_path):
 
 
 def test_budget_name_in_a_tournament(tmp_path):
-    from kc_sim.tournament import run_tournament
+    from kc_sim.tournament.run import run_tournament
     res = run_tournament(["sampler:2", "greedy"], players=2, rounds=40, jobs=1, out=tmp_path / "t", quiet=True)
     assert res.plan.labels == ["sampler-2", "greedy"]
     assert set(res.summary["agent"]) == {"sampler-2", "greedy"}

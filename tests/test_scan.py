@@ -1,8 +1,8 @@
-"""The streaming statistics of :mod:`kc_sim.scan` against the in-memory computation they
+"""The streaming statistics of :mod:`kc_sim.analysis.scan` against the in-memory computation they
 replace, on small runs (2, 3 and 4 players, matches, self-play, paired runs).
 
-The oracle below is the per-round implementation that ``kc_sim.plots``, ``kc_sim.report``
-and ``kc_sim.experiments`` used before the scan (every round of a run loaded into numpy
+The oracle below is the per-round implementation that ``kc_sim.analysis.plots``, ``kc_sim.analysis.report``
+and ``kc_sim.analysis.experiments`` used before the scan (every round of a run loaded into numpy
 arrays), kept verbatim as the reference: it is for small runs and these tests only.
 Every figure of the scan must equal it to 1e-9 while a run has at most ``MAX_BATCHES``
 deals per line-up; with more deals the means stay identical and the intervals are the
@@ -19,11 +19,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kc_sim import experiments, plots, scan
+from kc_sim.analysis import experiments, plots, scan
+from kc_sim.analysis.plots import rules_label
+from kc_sim.analysis.scan import (
+    Z95,
+    _open_run,
+    compare_runs,
+    mean_from_sums,
+    rate_from_sums,
+    scan_run,
+)
 from kc_sim.errors import UserError
-from kc_sim.plots import rules_label
-from kc_sim.scan import Z95, _open_run, compare_runs, mean_from_sums, rate_from_sums, scan_run
-from kc_sim.tournament import run_tournament
+from kc_sim.tournament.run import run_tournament
 
 AGENTS = ["greedy", "king-first", "merger", "random"]
 
@@ -125,7 +132,7 @@ def load_run(run_dir) -> RunData:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from kc_sim import results as R
+    from kc_sim.tournament import results as R
 
     if isinstance(run_dir, RunData):
         return run_dir
@@ -524,7 +531,8 @@ def test_streamed_figures_equal_the_in_memory_ones(runs, name):
 
 
 def test_cluster_helpers_are_the_old_formulas():
-    from kc_sim.plots import cluster_mean as new_mean, cluster_rate as new_rate
+    from kc_sim.analysis.plots import cluster_mean as new_mean
+    from kc_sim.analysis.plots import cluster_rate as new_rate
     rng = np.random.default_rng(1)
     cases = [(rng.random(500) < 0.3, rng.integers(0, 90, 500)), (rng.random(200), np.repeat(np.arange(50), 4)),
              (np.zeros(40), np.repeat(np.arange(10), 4)), (np.ones(8), np.zeros(8, int)),

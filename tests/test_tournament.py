@@ -12,13 +12,13 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from agents.registry import builtin_agents
-from kc_sim import results as R
-from kc_sim.cli_tournament import bench_agent, tournament
+from kc_sim.cli.tournament import bench_agent, tournament
 from kc_sim.errors import UserError
-from kc_sim.runner import AgentFault
-from kc_sim.schedule import group_seeds, make_schedule, rotate
-from kc_sim.tournament import run_tournament
+from kc_sim.play.registry import builtin_agents
+from kc_sim.play.runner import AgentFault
+from kc_sim.tournament import results as R
+from kc_sim.tournament.run import run_tournament
+from kc_sim.tournament.schedule import group_seeds, make_schedule, rotate
 
 
 def _three_agents() -> list[str]:
@@ -196,7 +196,7 @@ def test_tallies_from_the_workers_equal_a_tally_of_the_rows(mode, tmp_path):
 
 
 def test_matches_and_records(tmp_path):
-    from kc_sim.check import check_file
+    from kc_sim.records.check import check_file
 
     out = tmp_path / "m"
     res = run_tournament(AGENTS[:2], matches=60, rules="match=rounds:3", chunk_size=20, jobs=1,
@@ -254,7 +254,7 @@ def test_unwritable_folder(tmp_path):
 
 
 def test_bad_input_exits_2_through_kc_sim_main(tmp_path, capsys):
-    from kc_sim import cli
+    from kc_sim.cli import root as cli
 
     if "tournament" not in [c.name or c.callback.__name__ for c in cli.app.registered_commands]:
         pytest.skip("kc_sim.cli does not register the tournament command")

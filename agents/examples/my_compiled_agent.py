@@ -3,7 +3,7 @@
 Use it by name wherever agents are named::
 
     kc-sim ... agents/examples/my_compiled_agent.py:low_first
-    kc_sim.runner.play_rounds(["agents.examples.my_compiled_agent:low_first", "greedy"], seeds, "classic")
+    kc_sim.play.runner.play_rounds(["agents.examples.my_compiled_agent:low_first", "greedy"], seeds, "classic")
 
 or run it: ``python agents/examples/my_compiled_agent.py`` plays 100,000 rounds against
 ``greedy`` in the compiled loop and prints the average penalties and the speed.
@@ -21,12 +21,12 @@ zeroed before every round.
 
 import numba as nb
 
-from kc_sim.cards import RANK
 from kc_sim.core.bits import lowest
 from kc_sim.core.layout import HAND, MOVE_BASE, PILE_BASE, STOP, TURNS
 from kc_sim.core.legal import can_move, count_plays, nth_play, target_mask
 from kc_sim.core.policy import compiled_policy
 from kc_sim.core.rng import below
+from kc_sim.game.cards import RANK
 
 # mem slots this policy uses (mem[0] is the generator)
 M_TURN = 1          # the turn number its plan belongs to
@@ -76,7 +76,7 @@ if __name__ == "__main__":
     import numpy as np
 
     from kc_sim.core import loop
-    from kc_sim.runner import play_rounds
+    from kc_sim.play.runner import play_rounds
 
     me = f"{__file__}:low_first"
     play_rounds([me, "greedy"], np.arange(100), "classic")            # warm up

@@ -3,20 +3,20 @@
 Use it by name wherever agents are named::
 
     kc-sim ... agents/examples/my_python_agent.py:CautiousShedder
-    kc_sim.runner.play_rounds(["agents.examples.my_python_agent:CautiousShedder", "greedy"], seeds, "classic")
+    kc_sim.play.runner.play_rounds(["agents.examples.my_python_agent:CautiousShedder", "greedy"], seeds, "classic")
 
 or run it: ``python agents/examples/my_python_agent.py`` plays 200 rounds against
 ``greedy`` and prints the average penalties.
 
-The agent sees a :class:`kc_sim.observation.SeatView` of its own seat (never another hand or
+The agent sees a :class:`kc_sim.play.observation.SeatView` of its own seat (never another hand or
 the stock order) and returns one of ``obs.legal`` (an action id) or its text.
 """
 
 from __future__ import annotations
 
-from agents.base import PythonAgent
-from kc_sim.actions import MOVE_BASE, STOP
-from kc_sim.cards import RANK
+from kc_sim.game.actions import MOVE_BASE, STOP
+from kc_sim.game.cards import RANK
+from kc_sim.play.agent import PythonAgent
 
 
 class CautiousShedder(PythonAgent):
@@ -59,7 +59,7 @@ if __name__ == "__main__":
     import numpy as np
 
     from kc_sim.core import loop
-    from kc_sim.runner import play_rounds
+    from kc_sim.play.runner import play_rounds
 
     me = f"{__file__}:CautiousShedder"
     rows = play_rounds([me, "greedy"], np.arange(200), "classic")

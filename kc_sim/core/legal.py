@@ -7,13 +7,29 @@ masked with the pile's target mask, so a decision never lists action objects.
 import numba as nb
 import numpy as np
 
-from kc_sim.cards import ALL_MASK, FITS_ON, FITS_UNDER, KING, KINGS_MASK, NON_KINGS_MASK, RANK
 from kc_sim.core.bits import lowest, nth_bit, popcount
 from kc_sim.core.layout import (
-    HAND, MOVE_BASE, N_ACTIONS, N_PILES, PILE_BASE, PILE_TOP, RULES, SEAT, STOP, DONE,
+    DONE,
+    HAND,
+    MOVE_BASE,
+    N_ACTIONS,
+    N_PILES,
+    PILE_BASE,
+    PILE_TOP,
+    RULES,
+    SEAT,
+    STOP,
 )
-from kc_sim.rules import R_DECKS, R_KING_ON_EMPTY_SIDE, R_MUST_PLAY_KINGS
-
+from kc_sim.game.cards import (
+    ALL_MASK,
+    FITS_ON,
+    FITS_UNDER,
+    KING,
+    KINGS_MASK,
+    NON_KINGS_MASK,
+    RANK,
+)
+from kc_sim.game.rules import R_DECKS, R_KING_ON_EMPTY_SIDE, R_MUST_PLAY_KINGS
 
 
 @nb.njit(cache=True, inline="always")

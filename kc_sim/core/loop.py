@@ -11,8 +11,22 @@ import numpy as np
 from numba import types
 
 from kc_sim.core.layout import (
-    ACTIONS, DEALER, DONE, DREW, END, FIRST, MAX_SEATS, PENALTY, PLAYERS, SEAT, STATE_SIZE,
-    STOCK_LEN, STOCK_POS, STOP, TURNS, WINNER,
+    ACTIONS,
+    DEALER,
+    DONE,
+    DREW,
+    END,
+    FIRST,
+    MAX_SEATS,
+    PENALTY,
+    PLAYERS,
+    SEAT,
+    STATE_SIZE,
+    STOCK_LEN,
+    STOCK_POS,
+    STOP,
+    TURNS,
+    WINNER,
 )
 from kc_sim.core.legal import is_legal
 from kc_sim.core.policy import MEM_SIZE, POLICY_TYPE

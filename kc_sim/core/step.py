@@ -8,16 +8,39 @@ their caller: legality is checked by ``legal`` before an action is applied.
 import numba as nb
 import numpy as np
 
-from kc_sim.cards import KING, KINGS_MASK, RANK, RANK_MASK
 from kc_sim.core.bits import popcount
 from kc_sim.core.layout import (
-    ACTIONS, DEALER, DONE, DREW, END, END_BLOCKED, END_OUT, FIRST, HAND, HAND_N, IDLE,
-    MOVE_BASE, PENALTY, PILE_BASE, PILE_MASK, PILE_SIZE, PILE_TOP, PLAYERS, RULES, SEAT,
-    STOCK, STOCK_LEN, STOCK_POS, TURN_ACTIONS, TURNS, WINNER,
+    ACTIONS,
+    DEALER,
+    DONE,
+    DREW,
+    END,
+    END_BLOCKED,
+    END_OUT,
+    FIRST,
+    HAND,
+    HAND_N,
+    IDLE,
+    MOVE_BASE,
+    PENALTY,
+    PILE_BASE,
+    PILE_MASK,
+    PILE_SIZE,
+    PILE_TOP,
+    PLAYERS,
+    RULES,
+    SEAT,
+    STOCK,
+    STOCK_LEN,
+    STOCK_POS,
+    TURN_ACTIONS,
+    TURNS,
+    WINNER,
 )
 from kc_sim.core.legal import has_play
 from kc_sim.core.rng import GOLDEN, mix64, scale
-from kc_sim.rules import N_RULE_CODES, R_DECKS, R_DRAW, R_LAYOUT_KINGS, R_SCORING
+from kc_sim.game.cards import KING, KINGS_MASK, RANK, RANK_MASK
+from kc_sim.game.rules import N_RULE_CODES, R_DECKS, R_DRAW, R_LAYOUT_KINGS, R_SCORING
 
 DRAW_END, DRAW_START, DRAW_IF_STUCK = 0, 1, 2
 

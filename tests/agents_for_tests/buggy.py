@@ -2,8 +2,8 @@
 action) for its first two rounds in a process, then, from its third round on, returns an
 action id that is not among ``obs.legal``."""
 
-from agents.base import PythonAgent
-from kc_sim.actions import STOP
+from kc_sim.game.actions import STOP
+from kc_sim.play.agent import PythonAgent
 
 
 class Buggy(PythonAgent):

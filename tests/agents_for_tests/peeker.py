@@ -3,10 +3,10 @@ holds a king (a card it must not see) it plays its last legal placement or pile 
 else it plays like greedy. Every action it takes is legal."""
 
 from agents.greedy import greedy_policy
-from kc_sim.cards import KINGS_MASK
 from kc_sim.core.layout import HAND, PLAYERS
 from kc_sim.core.legal import count_plays, nth_play
 from kc_sim.core.policy import compiled_policy
+from kc_sim.game.cards import KINGS_MASK
 
 KINGS = int(KINGS_MASK)
 

@@ -1,0 +1,1 @@
+"""``kc-sim bench``: speed of the core, the agents, whole tournaments and memory at scale."""

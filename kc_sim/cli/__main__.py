@@ -1,0 +1,5 @@
+"""``python -m kc_sim.cli``."""
+
+from kc_sim.cli import run
+
+run()

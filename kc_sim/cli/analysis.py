@@ -1,0 +1,80 @@
+"""``kc-sim plot``, ``kc-sim report`` and ``kc-sim run`` (registered by ``kc_sim.cli``).
+
+All three raise :class:`~kc_sim.errors.UserError` for bad input (a missing run folder,
+a folder that is not a run, a missing or malformed experiment file, a bad scale); the
+command line prints its message on one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from kc_sim.errors import UserError
+
+__all__ = ["plot", "report", "run"]
+
+RunDirArg = Annotated[Path, typer.Argument(help="a run folder written by kc-sim tournament (or kc-sim run)")]
+
+
+def plot(
+    run_dir: RunDirArg,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="folder for the PNG files (default RUN_DIR/figures)")] = None,
+):
+    """Draw the figures of a run as PNG files: head-to-head matrix, penalty per agent,
+    win rate by seat, round length, end reasons (each with a caption line)."""
+    from kc_sim.analysis.plots import plot_all
+
+    if out is not None and out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file: give a folder for the figures")
+    paths = plot_all(run_dir, out)
+    for name, path in paths.items():
+        typer.echo(f"  {name:13s} {path}")
+    typer.echo(f"{len(paths)} figures written to {next(iter(paths.values())).parent}")
+
+
+def report(
+    run_dir: RunDirArg,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="HTML file to write (default RUN_DIR/report.html)")] = None,
+):
+    """Write one self-contained HTML report of a run: configuration, tables with 95%
+    intervals, and every figure embedded (also written to RUN_DIR/figures)."""
+    from kc_sim.analysis.report import write_report
+
+    path = write_report(run_dir, out)
+    typer.echo(f"report written to {path}")
+
+
+def run(
+    experiment_file: Annotated[Path, typer.Argument(help="an experiment file, e.g. experiments/seat_advantage.toml")],
+    scale: Annotated[float, typer.Option(
+        "--scale", help="multiply every run's rounds (or matches) by this, e.g. 0.01 for a quick look; "
+        "the default output folder then gets a _scale<s> suffix")] = 1.0,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="worker processes (default: every core)")] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="output folder: one run folder per run plus findings.md "
+        "(default results/experiments/<name>)")] = None,
+    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="draw each run's figures")] = True,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress, only where the findings went")] = False,
+):
+    """Run an experiment file: play its tournaments (resuming what is done) and write
+    findings.md with the numbers and their 95% intervals; prints the findings."""
+    from kc_sim.analysis.experiments import load_experiment, run_experiment
+
+    exp = load_experiment(experiment_file)
+    words = ["kc-sim", "run", str(experiment_file)]
+    if scale != 1:
+        words += ["--scale", f"{scale:g}"]
+    if out is not None:
+        words += ["--out", str(out)]
+    log = (lambda msg: None) if quiet else (lambda msg: typer.echo(msg, err=True))
+    res = run_experiment(exp, scale=scale, jobs=jobs, out=out, plots=plots, quiet=quiet,
+                         command=shlex.join(words), log=log)
+    if not quiet:
+        typer.echo(res.markdown)
+    typer.echo(f"{exp.name}: {len(res.run_dirs)} runs in {res.seconds:.1f} s; findings in {res.findings}")

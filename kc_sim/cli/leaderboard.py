@@ -1,0 +1,62 @@
+"""``kc-sim leaderboard RUN_DIR [RUN_DIR ...]``: a rating for every agent across the rounds
+of one or more run folders (see :mod:`kc_sim.analysis.leaderboard`), printed and saved as
+``leaderboard.parquet`` and ``leaderboard.png``; and the hook that prints it at the end of
+a tournament with three or more agents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from kc_sim.errors import UserError
+
+
+def leaderboard(
+    run_dirs: Annotated[list[Path], typer.Argument(help="run folders written by kc-sim tournament (or bench-agent "
+                                                   "--out); agents are matched by name across them")],
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="folder for leaderboard.parquet and leaderboard.png "
+        "(default: the first run folder)")] = None,
+    bootstrap: Annotated[int, typer.Option(
+        "--bootstrap", help="bootstrap resamples over deals for the 95% intervals (0: from the likelihood's "
+        "curvature instead)")] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="seed of the bootstrap")] = 0,
+):
+    """Fit a Bradley-Terry rating for every agent (who has the lower penalty in each pair of
+    seats of every round), with 95% intervals; print it and save it (parquet and a figure)."""
+    from kc_sim.analysis.leaderboard import format_leaderboard, save_leaderboard
+    from kc_sim.analysis.leaderboard import leaderboard as fit
+
+    if not run_dirs:
+        raise UserError("give at least one run folder: kc-sim leaderboard RUN_DIR [RUN_DIR ...]")
+    if bootstrap < 0:
+        raise UserError(f"bad --bootstrap {bootstrap}: expected 0 or more")
+    df = fit(run_dirs, bootstrap=bootstrap, seed=seed)
+    files = save_leaderboard(df, out if out is not None else run_dirs[0])
+    typer.echo(format_leaderboard(df))
+    typer.echo(f"{len(df)} agents, {df.attrs['rounds']:,} rounds, {df.attrs['units']:,} deals")
+    for what, path in files.items():
+        typer.echo(f"  {what:11s} {path}")
+
+
+def tournament_hook(res, quiet: bool = False) -> None:
+    """After a tournament with three or more agents: fit the leaderboard of its run folder,
+    save it there and print it (unless quiet)."""
+    from kc_sim.analysis.leaderboard import format_leaderboard, save_leaderboard
+    from kc_sim.analysis.leaderboard import leaderboard as fit
+
+    if len(res.plan.labels) < 3:
+        return
+    try:
+        df = fit([res.out])
+        files = save_leaderboard(df, res.out)
+    except UserError as e:          # the run itself is complete: say why there is no leaderboard
+        typer.echo(f"no leaderboard: {e}")
+        return
+    res.files.update({"ratings": files["leaderboard"], "figure": files["figure"]})
+    if not quiet:
+        typer.echo("")
+        typer.echo(format_leaderboard(df))
+        typer.echo("")

@@ -1,0 +1,72 @@
+"""``kc-sim play`` and ``kc-sim replay`` (registered by ``kc_sim.cli``).
+
+Both raise :class:`~kc_sim.errors.UserError` for bad input; the command line prints its
+message on one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from kc_sim.errors import UserError
+from kc_sim.game.rules import rules_help
+
+__all__ = ["play", "replay"]
+
+RulesOpt = Annotated[str, typer.Option("--rules", help=f"rule set, e.g. classic,draw=start ({rules_help()})")]
+
+
+def _interactive() -> bool:
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def play(
+    agents: Annotated[str, typer.Option(
+        "--agents", help="one name per seat, comma-separated, in seat order: 'human' for a person at this "
+        "terminal, else an agent (built-in name, package.module:Name or path/to/file.py:Name)")] = "human,greedy",
+    rules: RulesOpt = "classic",
+    seed: Annotated[Optional[int], typer.Option(
+        "--seed", help="deal seed (default: a random one, printed so the deal can be played again)")] = None,
+    match: Annotated[bool, typer.Option(
+        "--match", help="play a whole match under the rules' match switch (default: one round)")] = False,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="JSON Lines file for the game records (a folder: a new file in it; "
+        "default results/play/play-<time>-seed<seed>.jsonl)")] = None,
+):
+    """Play Kings in the Corner in the terminal against agents. Enter a move by its number or
+    its text (7H>E, N>E, stop); 'help' explains, 'quit' or end of input stops. The game
+    records are saved and their path printed."""
+    from kc_sim.ui.terminal import play_session
+
+    names = [a.strip() for a in agents.split(",") if a.strip()]
+    if len(names) < 2:
+        raise UserError(f"bad --agents {agents!r}: name one player per seat, at least two "
+                        "(e.g. --agents human,greedy)")
+    play_session(names, rules=rules, seed=seed, match=match, out=out, input_fn=input, echo=typer.echo)
+
+
+def replay(
+    file: Annotated[Path, typer.Argument(help="game records (JSON Lines), e.g. from kc-sim play or kc-sim record")],
+    round: Annotated[int, typer.Option(
+        "--round", help="which record of the file to replay, counting from 0")] = 0,
+    pause: Annotated[Optional[bool], typer.Option(
+        "--pause/--no-pause", help="wait for Enter between turns (default: when run in a terminal)")] = None,
+    reveal: Annotated[bool, typer.Option(
+        "--reveal", help="show every hand at every turn (default: the hand of the seat to play)")] = False,
+):
+    """Step through a recorded round turn by turn with the table picture of kc-sim play, and
+    check that it ends with the recorded result (exit 1 if it does not)."""
+    from kc_sim.ui.replay import run_replay
+
+    if pause is None:
+        pause = _interactive()
+    res = run_replay(file, round, pause=input if pause else None, reveal=reveal, echo=typer.echo)
+    if res.matches is False:
+        raise typer.Exit(1)

@@ -1,0 +1,259 @@
+"""``kc-sim tournament`` and ``kc-sim bench-agent`` (registered by ``kc_sim.cli``), and
+:func:`bench_tournament` for ``kc-sim bench``.
+
+The commands raise :class:`~kc_sim.errors.UserError` for bad input; the command line
+prints its message on one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from kc_sim.errors import UserError
+from kc_sim.game.rules import rules_help
+
+AgentsOpt = Annotated[str, typer.Option("--agents", help="agents, comma-separated: built-in names, "
+                                        "package.module:Name or path/to/file.py:Name")]
+PlayersOpt = Annotated[Optional[int], typer.Option(
+    "--players", help="seats per table (default: as many as agents, at most 4); every line-up of "
+    "this many agents plays")]
+RulesOpt = Annotated[str, typer.Option("--rules", help=f"rule set, e.g. classic,draw=start ({rules_help()})")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="run seed: every deal derives from it")]
+JobsOpt = Annotated[Optional[int], typer.Option(
+    "--jobs", "-j", help="worker processes (default: every core; with dask and no --scheduler: "
+    "LocalCluster workers)")]
+BackendOpt = Annotated[Optional[str], typer.Option(
+    "--backend", help="loky (local processes, default), dask (a dask.distributed cluster) or "
+    "sequential (in this process)")]
+SchedulerOpt = Annotated[Optional[str], typer.Option(
+    "--scheduler", help="dask scheduler address (tcp://host:8786); default: a LocalCluster")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar or table, only the final lines")]
+
+
+def _command(name: str, first=None, **options) -> str:
+    """The command as it would be typed, rebuilt from the parsed options (for the manifest)."""
+    words = ["kc-sim", name] + ([str(first)] if first is not None else [])
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            words.append(flag)
+        elif value is not None and value is not False:
+            words += [flag, str(value)]
+    return shlex.join(words)
+
+
+def tournament(
+    agents: AgentsOpt,
+    players: PlayersOpt = None,
+    rounds: Annotated[Optional[int], typer.Option(
+        "--rounds", help="single rounds in all (default 200,000; 20,000 with Python agents); rounded "
+        "up to whole rotation groups")] = None,
+    matches: Annotated[Optional[int], typer.Option(
+        "--matches", help="play this many whole matches under the rules' match switch instead of rounds")] = None,
+    rules: RulesOpt = "classic",
+    seed: SeedOpt = 0,
+    jobs: JobsOpt = None,
+    backend: BackendOpt = None,
+    scheduler: SchedulerOpt = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="run folder (default results/<name>); rerun into it to resume")] = None,
+    records: Annotated[int, typer.Option(
+        "--records", help="keep this many game records (records.jsonl) for kc-sim check and replay")] = 0,
+    chunk_size: Annotated[Optional[int], typer.Option(
+        "--chunk-size", help="rounds (matches with --matches) per chunk, one parquet part each "
+        "(default 50,000 rounds / 5,000 matches, a twentieth of that with Python agents)")] = None,
+    quiet: QuietOpt = False,
+):
+    """Play every line-up of the agents in every seat rotation on duplicate deals; write
+    parquet results, a summary and a manifest; resume an interrupted run."""
+    from kc_sim.tournament.run import run_tournament
+
+    command = _command("tournament", agents=agents, players=players, rounds=rounds, matches=matches, rules=rules,
+                       seed=seed, jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records or None,
+                       chunk_size=chunk_size, quiet=quiet)
+    res = run_tournament(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
+                         jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records,
+                         chunk_size=chunk_size, quiet=quiet, command=command)
+    if not quiet:
+        typer.echo(format_summary(res.summary))
+    if len(res.plan.labels) >= 3:           # the leaderboard (kc_sim.analysis.leaderboard), saved in the run folder
+        from kc_sim.cli.leaderboard import tournament_hook
+        tournament_hook(res, quiet)
+    typer.echo(final_line(res))
+    for what, path in res.files.items():
+        if path is not None:
+            typer.echo(f"  {what:9s} {path}")
+
+
+def final_line(res) -> str:
+    """The closing line: size, wall time split into start-up (compiling or loading the
+    compiled code, starting workers), play (with its rate) and the rest (summary, records),
+    chunks, and where the results are. The rate counts play time only, never compile time."""
+    unit = "rounds" if res.plan.mode == "rounds" else "matches"
+    extra = f" ({res.rounds:,} rounds)" if unit == "matches" else ""
+    if res.played_units:
+        rate = res.played_units / res.play_seconds if res.play_seconds > 0 else float("nan")
+        rest = max(res.seconds - res.start_seconds - res.play_seconds, 0.0)
+        phases = (f"compile and start-up {res.start_seconds:.1f} s, play {res.play_seconds:.1f} s at {rate:,.0f} {unit}/s, "
+                  f"summary {rest:.1f} s")
+    else:
+        phases = "nothing left to play"
+    chunks = res.played_chunks + res.resumed_chunks
+    done = (f"{res.resumed_chunks} of {chunks} chunks were already done, {res.played_units:,} {unit} played now"
+            if res.resumed_chunks else f"{chunks} chunk" + ("s" if chunks != 1 else ""))
+    return f"{res.units:,} {unit}{extra} in {res.seconds:.1f} s ({phases}); {done}; results in {res.out}"
+
+
+def _ci(v, lo, hi, pct: bool) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if pct:
+        return f"{100 * v:5.1f}% [{100 * lo:4.1f}, {100 * hi:4.1f}]"
+    if lo is None or math.isnan(lo):
+        return f"{v:6.2f}"
+    return f"{v:6.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def format_summary(df) -> str:
+    """The summary as a plain text table: agents, then head-to-head rows if any."""
+    if df is None or not len(df):
+        return ""
+    agents = df[df["opponent"].isna()]
+    seats = [c for c in df.columns if c.startswith("win_rate_seat_")]
+    lines = [f"{'agent':18s} {'rounds':>10s}  {'win rate [95% CI]':22s} {'mean penalty [95% CI]':22s} "
+             + " ".join(f"seat{c.rsplit('_', 1)[1]:>2s}" for c in seats)]
+    for _, r in agents.iterrows():
+        lines.append(f"{str(r['agent']):18s} {int(r['rounds']):>10,d}  "
+                     f"{_ci(r['win_rate'], r['win_lo'], r['win_hi'], True):22s} "
+                     f"{_ci(r['mean_penalty'], r['penalty_lo'], r['penalty_hi'], False):22s} "
+                     + " ".join(f"{100 * r[c]:5.1f}%" for c in seats))
+    if "matches" in df.columns:
+        lines.append("")
+        lines.append(f"{'agent':18s} {'matches':>10s}  {'match win rate [95% CI]':24s} {'mean total':>10s}")
+        for _, r in agents.iterrows():
+            lines.append(f"{str(r['agent']):18s} {int(r['matches']):>10,d}  "
+                         f"{_ci(r['match_win_rate'], r['match_win_lo'], r['match_win_hi'], True):24s} "
+                         f"{r['mean_total']:10.2f}")
+    pairs = df[df["opponent"].notna()]
+    if len(pairs):
+        lines.append("")
+        lines.append(f"{'agent':18s} {'vs':18s} {'rounds':>10s}  {'win rate [95% CI]':22s} "
+                     f"{'penalty diff [95% CI]':24s}")
+        for _, r in pairs.iterrows():
+            lines.append(f"{str(r['agent']):18s} {str(r['opponent']):18s} {int(r['rounds']):>10,d}  "
+                         f"{_ci(r['win_rate'], r['win_lo'], r['win_hi'], True):22s} "
+                         f"{_ci(r['penalty_diff'], r['diff_lo'], r['diff_hi'], False):24s}")
+    return "\n".join(lines)
+
+
+def baseline_names(exclude: str | None = None) -> list[str]:
+    """The four baseline agents, ``exclude`` (a canonical name) left out."""
+    from kc_sim.play.registry import BASELINES
+
+    return [n for n in BASELINES if n != exclude]
+
+
+def bench_agent(
+    agent: Annotated[str, typer.Argument(help="the agent to measure: a built-in name, "
+                                         "package.module:Name or path/to/file.py:Name")],
+    baselines: Annotated[Optional[str], typer.Option(
+        "--baselines", help="comma-separated opponents (default: the four baselines random, greedy, king-first, pile-merger)")] = None,
+    rounds: Annotated[Optional[int], typer.Option(
+        "--rounds", help="rounds against each baseline (default 100,000; 10,000 for Python agents)")] = None,
+    rules: RulesOpt = "classic",
+    seed: SeedOpt = 0,
+    jobs: JobsOpt = None,
+    backend: BackendOpt = None,
+    scheduler: SchedulerOpt = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="keep the run folder (parquet, summary, manifest) here; default: discard")] = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="first run the conformance check (kc_sim.testing.check_agent): legal under all 96 "
+        "round rule sets, reproducible, blind to hidden cards; stop with exit 2 if it fails")] = False,
+    quiet: QuietOpt = False,
+):
+    """Play an agent against each baseline, two seats, both seat orders on duplicate deals;
+    print its win rate and mean penalty difference (agent minus baseline) with 95% intervals."""
+    from kc_sim.play.registry import load_agent
+    from kc_sim.tournament.run import run_tournament
+
+    spec = load_agent(agent)
+    if check:
+        from kc_sim.testing import check_agent
+
+        report = check_agent(agent)
+        if not report.passed:
+            raise UserError(f"{report.agent} fails the conformance check: {report.failure}")
+        typer.echo(str(report))
+    names = [b.strip() for b in baselines.split(",") if b.strip()] if baselines else baseline_names(spec.name)
+    if not names:
+        raise UserError("no baselines to play against: give --baselines a,b")
+    for n in names:
+        load_agent(n)
+    if rounds is None:
+        rounds = 100_000 if spec.compiled else 10_000
+    if rounds < 1:
+        raise UserError(f"bad --rounds {rounds}: expected a positive number")
+    with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
+        folder = out if out is not None else Path(tmp) / "run"
+        res = run_tournament([agent, *names], players=2, rounds=rounds * len(names), rules=rules, seed=seed,
+                             jobs=jobs, backend=backend, scheduler=scheduler, out=folder,
+                             lineups=[(0, j) for j in range(1, len(names) + 1)], quiet=quiet,
+                             command=_command("bench-agent", agent, baselines=baselines, rounds=rounds, rules=rules,
+                                              seed=seed, jobs=jobs, backend=backend, scheduler=scheduler,
+                                              out=out, quiet=quiet))
+        table = bench_table(res)
+    typer.echo(format_bench(table, res.plan.labels[0]))
+    typer.echo(final_line(res) if out is not None else final_line(res).rsplit(";", 1)[0])
+
+
+def bench_table(res):
+    """Head-to-head rows of the measured agent (agent 0) against each baseline."""
+    h2h = res.tally.head_to_head(res.plan.labels)
+    return h2h[h2h["agent"] == res.plan.labels[0]].reset_index(drop=True)
+
+
+def format_bench(table, name: str) -> str:
+    lines = [f"{name} against each baseline (both seat orders, duplicate deals):",
+             f"{'baseline':18s} {'rounds':>10s}  {'win rate [95% CI]':22s} {'penalty diff [95% CI]':24s}"]
+    for _, r in table.iterrows():
+        lines.append(f"{str(r['opponent']):18s} {int(r['rounds']):>10,d}  "
+                     f"{_ci(r['win_rate'], r['win_lo'], r['win_hi'], True):22s} "
+                     f"{_ci(r['penalty_diff'], r['diff_lo'], r['diff_hi'], False):24s}")
+    lines.append("penalty diff = mean penalty of the agent minus the baseline's in the same round "
+                 "(negative is better)")
+    return "\n".join(lines)
+
+
+def bench_tournament(rounds: int = 1_000_000, ratio_rounds: int = 400_000, agents=None) -> dict:
+    """Figures for ``kc-sim bench``: wall time of a ``rounds``-round tournament (2 workers,
+    parquet and summary included, in this process), and the speed-up of 2 workers over 1."""
+    from kc_sim.play.registry import builtin_agents
+    from kc_sim.tournament.run import run_tournament
+
+    if agents is None:
+        known = builtin_agents()
+        agents = ["greedy", "merger"] if {"greedy", "merger"} <= set(known) else ["random", "random"]
+    figures = {"tournament_agents": ",".join(agents)}
+    with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
+        def timed(n, jobs, name):
+            t0 = time.perf_counter()
+            run_tournament(agents, rounds=n, jobs=jobs, out=Path(tmp) / name, quiet=True)
+            return time.perf_counter() - t0
+
+        secs = timed(rounds, 2, "big")
+        figures[f"tournament_{rounds}_rounds_s"] = secs
+        figures["tournament_rounds_per_s"] = rounds / secs
+        one = timed(ratio_rounds, 1, "jobs1")
+        two = timed(ratio_rounds, 2, "jobs2")
+        figures["tournament_jobs1_rounds_per_s"] = ratio_rounds / one
+        figures["tournament_jobs2_rounds_per_s"] = ratio_rounds / two
+        figures["tournament_speedup_2_vs_1"] = one / two
+    return figures

@@ -1,0 +1,225 @@
+"""What a seat may see: :class:`SeatView`, a fast, lazily decoded observation, given to
+Python agents and returned by ``Game.observe()``.
+
+The runner asks the compiled core to copy the visible part of a round (the acting
+seat's own hand, every pile, the stock size, hand sizes, the turn so far and the
+legal action ids) into a small int64 buffer; :class:`SeatView` keeps that copy as a
+plain list and decodes a field only when the agent reads it. It holds nothing else:
+no other hand, no stock order.
+
+Fields: ``seat``, ``players``, ``rules``, ``hand``, ``piles``, ``stock_size``,
+``hand_sizes``, ``turn_actions``, ``drew``, ``legal``, ``legal_text``, ``scores``, plus
+cheap mask forms for array code (``hand_mask``, ``pile_masks``, ``tops``, ``bases``).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from kc_sim.core import layout as L
+from kc_sim.core.bits import lowest
+from kc_sim.core.legal import can_move, stop_legal, target_mask
+from kc_sim.game.actions import action_text
+from kc_sim.game.cards import N_CARDS, RANK
+
+# --- the visible-state buffer (int64) -----------------------------------------------------
+V_SEAT, V_PLAYERS, V_STOCK, V_TURN_ACTIONS, V_DREW, V_HAND, V_HAND2, V_NLEGAL = range(8)
+V_HAND_N = 8            # + seat: hand sizes (MAX_SEATS)
+V_PILE_MASK = V_HAND_N + L.MAX_SEATS   # + p
+V_PILE_BASE = V_PILE_MASK + 8          # + p
+V_PILE_TOP = V_PILE_BASE + 8           # + p
+V_LEGAL = V_PILE_TOP + 8               # legal action ids, ascending
+VIEW_SIZE = V_LEGAL + L.N_ACTIONS
+
+
+@nb.njit(cache=True)
+def fill_view(st, vis):
+    """Copy what the seat to act may see into ``vis``; returns the number of legal actions."""
+    seat = st[L.SEAT]
+    players = st[L.PLAYERS]
+    vis[V_SEAT] = seat
+    vis[V_PLAYERS] = players
+    vis[V_STOCK] = st[L.STOCK_LEN] - st[L.STOCK_POS]
+    vis[V_TURN_ACTIONS] = st[L.TURN_ACTIONS]
+    vis[V_DREW] = st[L.DREW]
+    hand = st[L.HAND + 2 * seat]
+    vis[V_HAND] = hand
+    vis[V_HAND2] = st[L.HAND + 2 * seat + 1]
+    for s in range(L.MAX_SEATS):
+        vis[V_HAND_N + s] = st[L.HAND_N + s] if s < players else 0
+    for p in range(8):
+        vis[V_PILE_MASK + p] = st[L.PILE_MASK + p]
+        vis[V_PILE_BASE + p] = st[L.PILE_BASE + p]
+        vis[V_PILE_TOP + p] = st[L.PILE_TOP + p]
+    n = V_LEGAL
+    if not st[L.DONE]:
+        tm = (target_mask(st, 0), target_mask(st, 1), target_mask(st, 2), target_mask(st, 3),
+              target_mask(st, 4), target_mask(st, 5), target_mask(st, 6), target_mask(st, 7))
+        m = hand & (tm[0] | tm[1] | tm[2] | tm[3] | tm[4] | tm[5] | tm[6] | tm[7])
+        while m:
+            c = lowest(m)
+            m &= m - 1
+            for p in range(8):
+                if (tm[p] >> c) & 1:
+                    vis[n] = c * 8 + p
+                    n += 1
+        for s in range(4):
+            if st[L.PILE_BASE + s] >= 0:
+                for p in range(8):
+                    if can_move(st, s, p):
+                        vis[n] = L.MOVE_BASE + s * 8 + p
+                        n += 1
+        if stop_legal(st):
+            vis[n] = L.STOP
+            n += 1
+    vis[V_NLEGAL] = n - V_LEGAL
+    return n - V_LEGAL
+
+
+# --- decoding masks in Python ---------------------------------------------------------------
+_SUIT_CARDS: list = []      # [suit][13-bit mask] -> card ids, built on first use
+_NEG_RANK = [-int(RANK[c]) for c in range(N_CARDS)]
+ACTION_TEXT = tuple(action_text(a) for a in range(L.N_ACTIONS))
+
+
+def _suit_cards() -> list:
+    offsets = [tuple(i for i in range(13) if m >> i & 1) for m in range(1 << 13)]
+    _SUIT_CARDS[:] = [[tuple(13 * s + o for o in offs) for offs in offsets] for s in range(4)]
+    return _SUIT_CARDS
+
+
+def mask_cards(m: int) -> tuple[int, ...]:
+    """The card ids of a 52-bit mask, ascending (table lookups, no 52-step loop)."""
+    t = _SUIT_CARDS or _suit_cards()
+    return t[0][m & 8191] + t[1][(m >> 13) & 8191] + t[2][(m >> 26) & 8191] + t[3][(m >> 39) & 8191]
+
+
+class _lazy:
+    """A field decoded on first read, then stored on the instance (a plain attribute after)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+        value = self.fn(obj)
+        obj.__dict__[self.name] = value
+        return value
+
+
+class SeatView:
+    """What the seat to act may see, decoded lazily. Seats are round seats (0 .. players-1,
+    play clockwise by increasing seat); cards are ids (``kc_sim.game.cards``), actions are ids
+    (``kc_sim.game.actions``)."""
+
+    def __init__(self, v: list, rules, scores: tuple = ()):
+        self._v = v
+        self.rules = rules
+        #: penalty totals so far in the match, by round seat (zeros outside a match)
+        self.scores = scores
+
+    @classmethod
+    def from_state(cls, st, rules, scores=()) -> "SeatView":
+        """The view of the seat to act in a core state (e.g. ``Game.state``)."""
+        vis = np.zeros(VIEW_SIZE, dtype=np.int64)
+        n = fill_view(st, vis)
+        return cls(vis[:V_LEGAL + n].tolist(), rules, tuple(scores))
+
+    @classmethod
+    def from_game(cls, game, scores=()) -> "SeatView":
+        """The view of the seat to act in a :class:`kc_sim.play.game.Game`."""
+        return cls.from_state(game.state, game.rules, scores)
+
+    # header fields: plain reads of the buffer
+    @property
+    def seat(self) -> int:
+        """The seat this view belongs to (the seat to act)."""
+        return self._v[V_SEAT]
+
+    @property
+    def players(self) -> int:
+        return self._v[V_PLAYERS]
+
+    @property
+    def stock_size(self) -> int:
+        """Cards left in the stock (its order is hidden)."""
+        return self._v[V_STOCK]
+
+    @property
+    def turn_actions(self) -> int:
+        """Place/move actions made so far this turn."""
+        return self._v[V_TURN_ACTIONS]
+
+    @property
+    def drew(self) -> int | None:
+        """The card this seat drew this turn so far (draw=start / if_stuck), or None."""
+        d = self._v[V_DREW]
+        return d if d >= 0 else None
+
+    @property
+    def hand_mask(self) -> int:
+        """Own cards held at least once, as a 52-bit mask (second copies: ``hand_mask2``)."""
+        return self._v[V_HAND]
+
+    @property
+    def hand_mask2(self) -> int:
+        """Own cards held twice (two decks only)."""
+        return self._v[V_HAND2]
+
+    # decoded fields
+    @_lazy
+    def legal(self) -> tuple[int, ...]:
+        """The legal action ids, ascending (placements, pile moves, then stop if allowed)."""
+        return tuple(self._v[V_LEGAL:])
+
+    @_lazy
+    def legal_text(self) -> tuple[str, ...]:
+        """The legal actions as text (``7H>E``, ``N>E``, ``stop``), in the order of ``legal``."""
+        return tuple([ACTION_TEXT[a] for a in self._v[V_LEGAL:]])
+
+    @_lazy
+    def hand(self) -> tuple[int, ...]:
+        """Own cards, sorted ids (a card held twice is listed twice)."""
+        v = self._v
+        h = mask_cards(v[V_HAND])
+        if v[V_HAND2]:
+            h = tuple(sorted(h + mask_cards(v[V_HAND2])))
+        return h
+
+    @_lazy
+    def hand_sizes(self) -> tuple[int, ...]:
+        """Number of cards in every hand, by seat."""
+        return tuple(self._v[V_HAND_N:V_HAND_N + self._v[V_PLAYERS]])
+
+    @_lazy
+    def pile_masks(self) -> tuple[int, ...]:
+        """The 8 piles as card masks (N E S W NE SE SW NW)."""
+        return tuple(self._v[V_PILE_MASK:V_PILE_MASK + 8])
+
+    @_lazy
+    def tops(self) -> tuple[int, ...]:
+        """Top card of each pile, -1 for an empty pile."""
+        return tuple(self._v[V_PILE_TOP:V_PILE_TOP + 8])
+
+    @_lazy
+    def bases(self) -> tuple[int, ...]:
+        """Base card of each pile, -1 for an empty pile."""
+        return tuple(self._v[V_PILE_BASE:V_PILE_BASE + 8])
+
+    @_lazy
+    def piles(self) -> tuple[tuple[int, ...], ...]:
+        """The 8 piles' cards, base first (ranks descend from the base)."""
+        neg = _NEG_RANK.__getitem__
+        return tuple(tuple(sorted(mask_cards(m), key=neg)) if m else ()
+                     for m in self._v[V_PILE_MASK:V_PILE_MASK + 8])
+
+    def __repr__(self) -> str:
+        from kc_sim.game.cards import PILES, card_text
+
+        piles = " ".join(f"{PILES[p]}:{''.join(card_text(c) for c in pile)}" for p, pile in enumerate(self.piles) if pile)
+        return (f"SeatView(seat={self.seat}, hand={' '.join(card_text(c) for c in self.hand)}, piles={piles}, "
+                f"stock={self.stock_size}, hand_sizes={self.hand_sizes}, legal={' '.join(self.legal_text)})")

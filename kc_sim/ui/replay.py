@@ -1,0 +1,167 @@
+"""``kc-sim replay``: step through a recorded round turn by turn, with the picture of
+``kc-sim play`` (``kc_sim.ui.render``).
+
+The record (docs/formats.md) is rebuilt with :meth:`kc_sim.play.game.Game.from_position` from its
+hands, table, stock and dealer, and every turn is played again: the seat, each action
+(legal when made), the stop that ends the list and the card drawn. At the end the replayed
+result is compared with the recorded one. A record saved by ``kc-sim play`` when the player
+quit (``result.end == "unfinished"``) replays up to where it stopped.
+
+Records are chosen by position in the file (``--round K``: the K-th record, from 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from kc_sim.core import layout as L
+from kc_sim.errors import UserError
+from kc_sim.game.actions import action_text, parse_action
+from kc_sim.play.game import Game
+from kc_sim.records.check import parse_record, read_records
+from kc_sim.records.recorded import RecordedRound
+from kc_sim.ui.render import RULE, render_table
+from kc_sim.play.game import why_illegal
+
+__all__ = ["load_round_records", "replay_record", "ReplayResult", "run_replay"]
+
+def load_round_records(path) -> list[tuple[int, dict]]:
+    """(line number, record) for every record of a JSON Lines file, unfinished ones included;
+    raises UserError naming the file and line of a malformed one."""
+    out = read_records(path, unfinished_ok=True)
+    if not out:
+        raise UserError(f"{path}: no game records in the file (expected JSON Lines, one round per line)")
+    return out
+
+
+def start_position(rec: dict) -> Game:
+    """The record's round right after the layout, its first turn open."""
+    p = parse_record(rec, unfinished_ok=True)
+    if p.players != len(p.hands):
+        raise UserError(f"fields players/hands: {p.players} players but {len(p.hands)} hands")
+    return Game.from_position(p.hands, p.piles, p.stock, dealer=p.dealer, rules=p.rules)
+
+
+@dataclass
+class ReplayResult:
+    """How a replay ended: the replayed round, whether its result equals the record's
+    (None for an unfinished record), and the differences."""
+
+    round: RecordedRound
+    matches: bool | None
+    differences: list[str]
+    quit: bool = False
+
+
+def _result_text(end, winner, penalties, names) -> str:
+    if end == "unfinished":
+        return "unfinished"
+    who = f"winner seat {winner} ({names[winner]})" if winner is not None and 0 <= winner < len(names) else "no winner"
+    return f"{end}, {who}, penalties {' '.join(str(p) for p in penalties)}"
+
+
+def replay_record(rec: dict, *, echo: Callable[[str], None] = print, pause: Callable[[str], str] | None = None,
+                  reveal: bool = False, where: str = "record") -> ReplayResult:
+    """Replay one record, printing the table before every turn and what the turn did.
+    ``pause`` (e.g. ``input``) is called between turns: ``q`` stops, end of input stops.
+    Raises UserError for a record that cannot be replayed (an illegal action, a turn by the
+    wrong seat)."""
+    try:
+        game = start_position(rec)
+    except UserError as e:
+        raise UserError(f"{where}: {e}") from None
+    rr = RecordedRound(game, rec.get("seed"))
+    names = [str(n) for n in rec["players"]]
+    turns = rec["turns"]
+    if not isinstance(turns, list):
+        raise UserError(f"{where}: field turns: expected a list of turn objects")
+    total = len(turns)
+    quit = False
+    for t, turn in enumerate(turns):
+        if not isinstance(turn, dict) or any(k not in turn for k in ("seat", "drew", "actions")):
+            raise UserError(f"{where}: field turns[{t}]: expected an object with seat, drew, actions")
+        if game.over:
+            raise UserError(f"{where}: turn {t}: the round already ended ({game.end}); the record goes on")
+        if turn["seat"] != game.seat:
+            raise UserError(f"{where}: turn {t}: the record has seat {turn['seat']} play, but it is seat "
+                            f"{game.seat}'s turn (check the file with kc-sim check)")
+        echo(RULE)
+        echo(f"Turn {t + 1} of {total}: seat {game.seat} ({names[game.seat]})")
+        echo(render_table(game, game.seat, names=names, reveal=reveal))
+        actions = turn["actions"] if isinstance(turn["actions"], list) else []
+        for j, text in enumerate(actions):
+            try:
+                a = parse_action(text)
+            except UserError as e:
+                raise UserError(f"{where}: field turns[{t}].actions[{j}]: {e}") from None
+            reason = why_illegal(game, a) if a != L.STOP else "stop inside an action list"
+            if reason:
+                raise UserError(f"{where}: turn {t}: action {action_text(a)} is illegal: {reason} "
+                                "(check the file with kc-sim check)")
+            rr.play(a)
+        last = t == total - 1
+        unfinished_end = last and rec["result"].get("end") == "unfinished" if isinstance(rec["result"], dict) else False
+        stopped = False
+        if not game.over and not unfinished_end:
+            reason = why_illegal(game, L.STOP)
+            if reason:
+                raise UserError(f"{where}: turn {t}: the action list ends, but stopping is illegal: {reason}")
+            rr.play(L.STOP)
+            stopped = True
+        drew = rr.turns[t]["drew"]
+        played = ", ".join(actions) if actions else "no action"
+        tail = ", stop" if stopped else (" (went out)" if game.over and game.winner is not None else "")
+        drew_text = f"; drew {drew}" if drew is not None else ""
+        echo(f"seat {turn['seat']} ({names[turn['seat']]}) plays: {played}{tail}{drew_text}")
+        if drew != turn["drew"]:
+            echo(f"  note: the record says drew {turn['drew']}, the replay drew {drew}")
+        if pause is not None and not last:
+            try:
+                answer = pause("[Enter] next turn, q quit> ")
+            except (EOFError, KeyboardInterrupt):
+                echo("")
+                answer = "q"
+            if answer.strip().lower() in ("q", "quit", "exit"):
+                quit = True
+                break
+    if quit:
+        echo("replay stopped.")
+        return ReplayResult(rr, None, [], quit=True)
+    echo(RULE)
+    echo(render_table(game, None if not game.over else (game.winner or 0), names=names, reveal=True))
+    result = rec["result"] if isinstance(rec["result"], dict) else {}
+    if result.get("end") == "unfinished":
+        echo(f"The record is unfinished (the game was stopped after {total} turn{'s' if total != 1 else ''}); "
+             "the replay stops here.")
+        return ReplayResult(rr, None, [])
+    if not game.over:
+        diffs = [f"the record ends after {total} turns but the round is not over (seat {game.seat} to play)"]
+    else:
+        diffs = []
+        if result.get("end") != game.end:
+            diffs.append(f"end: recorded {result.get('end')!r}, replayed {game.end!r}")
+        if result.get("winner") != game.winner:
+            diffs.append(f"winner: recorded {result.get('winner')!r}, replayed {game.winner!r}")
+        if result.get("penalties") != game.penalties:
+            diffs.append(f"penalties: recorded {result.get('penalties')}, replayed {game.penalties}")
+    replayed = _result_text(game.end, game.winner, game.penalties or [], names) if game.over else "not over"
+    if diffs:
+        echo(f"Replayed result: {replayed}")
+        echo("DIFFERS from the record: " + "; ".join(diffs))
+        return ReplayResult(rr, False, diffs)
+    echo(f"Result: {replayed} (as recorded)")
+    return ReplayResult(rr, True, [])
+
+
+def run_replay(path, k: int = 0, *, pause: Callable[[str], str] | None = None, reveal: bool = False,
+               echo: Callable[[str], None] = print) -> ReplayResult:
+    """Replay the ``k``-th record (from 0) of a game record file."""
+    records = load_round_records(path)
+    if not 0 <= k < len(records):
+        raise UserError(f"bad --round {k}: {path} holds {len(records)} record{'s' if len(records) != 1 else ''}, "
+                        f"numbered 0 to {len(records) - 1}")
+    line, rec = records[k]
+    echo(f"{path}: record {k} of {len(records)} (line {line}): seed {rec['seed']}, match {rec['match']}, "
+         f"round {rec['round']}, players {', '.join(str(p) for p in rec['players'])}, dealer seat {rec['dealer']}")
+    return replay_record(rec, echo=echo, pause=pause, reveal=reveal, where=f"{path}:{line}")
