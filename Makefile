@@ -23,6 +23,8 @@ run: install
 
 test: install
 	$(BIN)/deptry .
+	$(BIN)/lint-imports
+	$(BIN)/ruff check --select F kc_sim agents tests experiments
 	$(BIN)/python -m pytest -n 2 -q
 
 $(BIN)/jupyter-lab: $(BIN)/kc-sim

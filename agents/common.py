@@ -11,37 +11,34 @@ choices are deterministic, with fixed tie-breaks:
   (kings only), else the **first empty side**;
 * a pile move is the first legal one in action-id order (side N E S W, then
   target pile N E S W NE SE SW NW).
+
+The rule helpers (``own_hand``, ``empty_side_mask``, ``first_empty_corner``,
+``first_empty_side``) are the core's own (``kc_sim.core.legal``), re-exported here, so
+the agents never restate a rule.
 """
 
 import numba as nb
 import numpy as np
 
 from kc_sim.core.bits import lowest
-from kc_sim.core.layout import HAND, MOVE_BASE, PILE_BASE, PILE_TOP, RULES
-from kc_sim.core.legal import can_move, target_mask
-from kc_sim.game.cards import ALL_MASK, FITS_ON, KING, NON_KINGS_MASK, RANK, RANK_MASK
-from kc_sim.game.rules import R_KING_ON_EMPTY_SIDE
-
-
-@nb.njit(cache=True, inline="always")
-def own_hand(st, seat):
-    """The seat's own cards (held at least once) as a 52-bit mask."""
-    return st[HAND + 2 * seat]
-
-
-@nb.njit(cache=True, inline="always")
-def empty_side_mask(st):
-    """Cards an empty side takes: any card, or any but a king with king_on_empty_side=false."""
-    if st[RULES + R_KING_ON_EMPTY_SIDE]:
-        return np.int64(ALL_MASK)
-    return np.int64(NON_KINGS_MASK)
+from kc_sim.core.ids import place_id
+from kc_sim.core.layout import MOVE_BASE, N_PILES, PILE_TOP
+from kc_sim.core.legal import (  # noqa: F401 - re-exported: the agents' rule helpers are the core's
+    empty_side_mask,
+    first_empty_corner,
+    first_empty_side,
+    move_mask,
+    target_mask,
+)
+from kc_sim.core.legal import hand_mask as own_hand
+from kc_sim.game.cards import FITS_ON, KING, RANK, RANK_MASK
 
 
 @nb.njit(cache=True, inline="always")
 def placeable(st, hand):
     """The hand cards that may be placed somewhere now (union over the 8 piles)."""
     t = np.int64(0)
-    for p in range(8):
+    for p in range(N_PILES):
         t |= target_mask(st, p)
     return hand & t
 
@@ -49,7 +46,7 @@ def placeable(st, hand):
 @nb.njit(cache=True, inline="always")
 def highest_rank_card(m):
     """The highest-ranked card of a non-empty mask (lowest id among equal ranks), or -1."""
-    for r in range(13, 0, -1):
+    for r in range(KING, 0, -1):
         x = m & RANK_MASK[r]
         if x:
             return lowest(x)
@@ -61,47 +58,25 @@ def best_pile(st, c):
     """Where card c goes: the first non-empty pile whose top it fits, else the first empty
     corner (a king), else the first empty side that takes it; -1 if none."""
     bit = np.int64(1) << c
-    for p in range(8):
+    for p in range(N_PILES):
         top = st[PILE_TOP + p]
         if top >= 0 and FITS_ON[top] & bit:
             return p
     if RANK[c] == KING:
-        for p in range(4, 8):
-            if st[PILE_TOP + p] < 0:
-                return p
+        p = first_empty_corner(st)
+        if p >= 0:
+            return p
     if empty_side_mask(st) & bit:
-        for p in range(4):
-            if st[PILE_TOP + p] < 0:
-                return p
-    return -1
-
-
-@nb.njit(cache=True, inline="always")
-def first_empty_corner(st):
-    """Index of the first empty corner (4..7), or -1."""
-    for p in range(4, 8):
-        if st[PILE_TOP + p] < 0:
-            return p
-    return -1
-
-
-@nb.njit(cache=True, inline="always")
-def first_empty_side(st):
-    """Index of the first empty side (0..3), or -1."""
-    for p in range(4):
-        if st[PILE_TOP + p] < 0:
-            return p
+        return first_empty_side(st)
     return -1
 
 
 @nb.njit(cache=True, inline="always")
 def first_move(st):
     """The first legal whole-side-pile move in action-id order, or -1."""
-    for s in range(4):
-        if st[PILE_BASE + s] >= 0:
-            for p in range(8):
-                if can_move(st, s, p):
-                    return MOVE_BASE + s * 8 + p
+    mm = move_mask(st)
+    if mm:
+        return MOVE_BASE + lowest(mm)
     return -1
 
 
@@ -114,7 +89,7 @@ def greedy_action(st, seat):
     m = placeable(st, hand)
     if m:
         c = highest_rank_card(m)
-        return c * 8 + best_pile(st, c)
+        return place_id(c, best_pile(st, c))
     if hand & empty_side_mask(st):
         return first_move(st)
     return -1

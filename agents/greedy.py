@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 from agents.common import greedy_action
-from kc_sim.core.layout import MOVE_BASE, STOP
 from kc_sim.core.policy import compiled_policy
+from kc_sim.game.actions import (
+    STOP,
+    id_card,
+    id_pile,
+    is_corner,
+    is_move,
+    is_place,
+    place_id,
+)
 from kc_sim.game.cards import KING, RANK
 from kc_sim.play.agent import AgentSpec, PythonAgent
 
@@ -42,20 +50,20 @@ class PythonGreedy(PythonAgent):
 
     def act(self, obs):
         legal = obs.legal
-        places = [a for a in legal if a < MOVE_BASE]
+        places = [a for a in legal if is_place(a)]
         if places:
             # highest rank, then lowest card id
-            card = min((a >> 3 for a in places), key=lambda c: (-int(RANK[c]), c))
+            card = min((id_card(a) for a in places), key=lambda c: (-int(RANK[c]), c))
             piles = obs.piles
-            targets = [a & 7 for a in places if a >> 3 == card]
+            targets = [id_pile(a) for a in places if id_card(a) == card]
             nonempty = [p for p in targets if piles[p]]
             if nonempty:
-                return card * 8 + min(nonempty)
-            corners = [p for p in targets if p >= 4]
+                return place_id(card, min(nonempty))
+            corners = [p for p in targets if is_corner(p)]
             if corners and RANK[card] == KING:
-                return card * 8 + min(corners)
-            return card * 8 + min(targets)
-        moves = [a for a in legal if MOVE_BASE <= a < STOP]
+                return place_id(card, min(corners))
+            return place_id(card, min(targets))
+        moves = [a for a in legal if is_move(a)]
         side_takes_a_card = any(RANK[c] != KING for c in obs.hand) or obs.rules.king_on_empty_side
         if moves and side_takes_a_card:
             return min(moves)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from agents.common import first_empty_corner, greedy_action, own_hand
 from kc_sim.core.bits import lowest
-from kc_sim.core.layout import MOVE_BASE, PILE_BASE, STOP
+from kc_sim.core.ids import move_id, place_id
+from kc_sim.core.layout import N_SIDES, PILE_BASE, STOP
 from kc_sim.core.policy import compiled_policy
 from kc_sim.game.cards import KING, KINGS_MASK, RANK
 from kc_sim.play.agent import AgentSpec
@@ -29,11 +30,11 @@ def king_first_policy(st, seat, mem):
     if corner >= 0:
         kings = own_hand(st, seat) & KINGS_MASK
         if kings:
-            return lowest(kings) * 8 + corner
-        for s in range(4):
+            return place_id(lowest(kings), corner)
+        for s in range(N_SIDES):
             b = st[PILE_BASE + s]
             if b >= 0 and RANK[b] == KING:
-                return MOVE_BASE + s * 8 + corner
+                return move_id(s, corner)
     a = greedy_action(st, seat)
     if a < 0:
         return STOP

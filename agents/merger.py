@@ -13,6 +13,7 @@ from agents.common import (
     highest_rank_card,
     own_hand,
 )
+from kc_sim.core.ids import place_id
 from kc_sim.core.layout import STOP
 from kc_sim.core.policy import compiled_policy
 from kc_sim.game.cards import NON_KINGS_MASK
@@ -45,7 +46,7 @@ def merger_policy(st, seat, mem):
         if first_empty_corner(st) >= 0:
             ok &= np.int64(NON_KINGS_MASK)
         if ok:
-            return highest_rank_card(ok) * 8 + side
+            return place_id(highest_rank_card(ok), side)
     a = greedy_action(st, seat)
     if a < 0:
         return STOP

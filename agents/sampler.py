@@ -53,6 +53,7 @@ from kc_sim.core.layout import (
     DONE,
     HAND,
     HAND_N,
+    N_PILES,
     PILE_BASE,
     PILE_MASK,
     PILE_SIZE,
@@ -71,7 +72,8 @@ from kc_sim.core.legal import has_play, stop_legal
 from kc_sim.core.policy import MEM_SIZE, POLICY_SIG, compiled_policy
 from kc_sim.core.rng import below
 from kc_sim.core.step import add_to_hand, apply, hand_penalty
-from kc_sim.game.rules import R_DECKS
+from kc_sim.game.cards import N_CARDS
+from kc_sim.game.variants import R_DECKS
 from kc_sim.play.agent import AgentOption, AgentSpec
 
 #: worlds sampled per decision by ``sampler``
@@ -106,9 +108,9 @@ def unseen_cards(st, seat, out):
         return n
     h0 = st[HAND + 2 * seat]
     h1 = st[HAND + 2 * seat + 1]
-    for c in range(52):
+    for c in range(N_CARDS):
         seen = ((h0 >> c) & 1) + ((h1 >> c) & 1)
-        for p in range(8):
+        for p in range(N_PILES):
             seen += (st[PILE_MASK + p] >> c) & 1
         for _ in range(2 - seen):
             out[n] = c
@@ -126,7 +128,7 @@ def visible_copy(st, seat, w):
     w[HAND + 2 * seat] = st[HAND + 2 * seat]
     w[HAND + 2 * seat + 1] = st[HAND + 2 * seat + 1]
     w[HAND_N + seat] = st[HAND_N + seat]
-    for p in range(8):
+    for p in range(N_PILES):
         w[PILE_MASK + p] = st[PILE_MASK + p]
         w[PILE_BASE + p] = st[PILE_BASE + p]
         w[PILE_TOP + p] = st[PILE_TOP + p]

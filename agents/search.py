@@ -2,7 +2,8 @@
 
 At the start of its turn an agent may place cards and move side piles in any order.
 :func:`turn_search` explores those sequences depth-first from the seat's own view of the
-round (its hand, the piles, the rule switches; nothing hidden), on a compact position:
+round (its hand, the piles, the rule switches; nothing hidden), on a compact position
+(``agents.position``):
 
 * ``h0, h1``: the hand as two card masks (plane 1 = second copies with two decks);
 * ``tops``, ``bases``: the 8 pile tops and bases packed 6 bits each (card + 1, 0 when empty).
@@ -56,12 +57,30 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from agents.position import (  # noqa: F401 - pile_set is re-exported for the tests
+    MAX_CHILDREN,
+    apply_compact,
+    children,
+    pack_piles,
+    pile_get,
+    pile_set,
+    pos_hash,
+    unseen_mask,
+)
 from kc_sim.core.bits import lowest, popcount
+from kc_sim.core.ids import (
+    id_card,
+    id_pile,
+    is_corner,
+    is_place,
+)
 from kc_sim.core.layout import (
+    FIRST_CORNER,
     HAND,
     HAND_N,
     IDLE,
-    MOVE_BASE,
+    N_PILES,
+    N_SIDES,
     PILE_BASE,
     PILE_MASK,
     PILE_TOP,
@@ -83,10 +102,8 @@ from kc_sim.game.cards import (
     KINGS_MASK,
     NON_KINGS_MASK,
     RANK,
-    RANK_MASK,
 )
-from kc_sim.game.rules import (
-    R_DECKS,
+from kc_sim.game.variants import (
     R_KING_ON_EMPTY_SIDE,
     R_MUST_PLAY_KINGS,
     R_SCORING,
@@ -94,8 +111,6 @@ from kc_sim.game.rules import (
 
 #: longest action sequence a plan may hold (mem slots PLAN0..PLAN0+MAX_PLAN-1)
 MAX_PLAN = 56
-#: children listed per node at most (placements then moves)
-MAX_CHILDREN = 96
 #: transposition table size (a power of two, > the node cap)
 TABLE_SIZE = 1024
 #: default node cap of the planner's search
@@ -114,69 +129,6 @@ M_CAPPED = 4        # 1 when the search hit its depth cap: re-plan after the pla
 PLAN0 = 8           # mem[PLAN0 + i]: i-th action of the plan
 
 
-@nb.njit(cache=True, inline="always")
-def _mix(h, x):
-    h ^= x + np.int64(0x5851F42D4C957F2D) + (h << 6) + (h >> 2)
-    return h
-
-
-@nb.njit(cache=True, inline="always")
-def pile_get(x, p):
-    """Card of pile p in a packed word of 8 piles (6 bits each, card + 1, 0 = empty); -1 if empty."""
-    return ((x >> (6 * p)) & 63) - 1
-
-
-@nb.njit(cache=True, inline="always")
-def pile_set(x, p, c):
-    """The packed word ``x`` with pile p set to card c (-1: empty)."""
-    sh = 6 * p
-    return (x & ~(np.int64(63) << sh)) | (np.int64(c + 1) << sh)
-
-
-@nb.njit(cache=True)
-def pack_piles(st, field):
-    """The 8 tops (field PILE_TOP) or bases (PILE_BASE) of ``st`` as one packed word."""
-    x = np.int64(0)
-    for p in range(8):
-        x |= np.int64(st[field + p] + 1) << (6 * p)
-    return x
-
-
-@nb.njit(cache=True)
-def pos_hash(h0, h1, tops, bases):
-    """A 63-bit hash of a compact position (never 0)."""
-    h = np.int64(0x2545F4914F6CDD1D)
-    h = _mix(h, h0)
-    h = _mix(h, h1 * 31)
-    h = _mix(h, tops)
-    h = _mix(h, bases * 7919)
-    h &= np.int64(0x7FFFFFFFFFFFFFFF)
-    if h == 0:
-        h = 1
-    return h
-
-
-@nb.njit(cache=True)
-def unseen_mask(st, seat):
-    """Cards the seat has not seen: neither in its hand nor anywhere on the table (with two
-    decks: cards of which some copy is still unaccounted for)."""
-    table = np.int64(0)
-    for p in range(8):
-        table |= st[PILE_MASK + p]
-    h0 = st[HAND + 2 * seat]
-    if st[RULES + R_DECKS] == 1:
-        return np.int64(ALL_MASK) & ~(h0 | table)
-    h1 = st[HAND + 2 * seat + 1]
-    out = np.int64(0)
-    for c in range(52):
-        seen = ((h0 >> c) & 1) + ((h1 >> c) & 1)
-        for p in range(8):
-            seen += (st[PILE_MASK + p] >> c) & 1
-        if seen < 2:
-            out |= np.int64(1) << c
-    return out
-
-
 @nb.njit(cache=True)
 def evaluate(h0, h1, tp, bp, unseen, table, side_ok, scoring, w, open_scale):
     """Score of ending the turn in this position (lower is better); see the module doc."""
@@ -187,18 +139,18 @@ def evaluate(h0, h1, tp, bp, unseen, table, side_ok, scoring, w, open_scale):
     tops = np.int64(0)
     free = 0
     empty_corner = False
-    for p in range(8):
+    for p in range(N_PILES):
         t = pile_get(tp, p)
         if t >= 0:
             targets |= FITS_ON[t]
             tops |= np.int64(1) << t
-        elif p >= 4:
+        elif is_corner(p):
             targets |= np.int64(KINGS_MASK)
             empty_corner = True
         else:
             targets |= side_ok
             free += 1
-    for s in range(4):
+    for s in range(N_SIDES):
         b = pile_get(bp, s)
         if b >= 0:
             free += popcount(FITS_UNDER[b] & tops)
@@ -235,97 +187,6 @@ def open_weight_scale(st, seat, unseen, mode):
     else:
         held = st[HAND_N + (seat + 1) % players]
     return np.int64(64 * held // u)
-
-
-@nb.njit(cache=True)
-def _children(h0, tp, bp, side_ok, out):
-    """List the canonical legal placements and pile moves of a position into ``out``
-    (highest-ranked card first); returns their number."""
-    n = 0
-    first_side = -1
-    first_corner = -1
-    for p in range(4):
-        if pile_get(tp, p) < 0:
-            first_side = p
-            break
-    for p in range(4, 8):
-        if pile_get(tp, p) < 0:
-            first_corner = p
-            break
-    # placements, by rank from king down
-    fit = np.int64(0)
-    tops = np.int64(0)
-    for p in range(8):
-        t = pile_get(tp, p)
-        if t >= 0:
-            fit |= FITS_ON[t]
-            tops |= np.int64(1) << t
-    placeable = h0 & fit
-    if first_side >= 0:
-        placeable |= h0 & side_ok
-    if first_corner >= 0:
-        placeable |= h0 & np.int64(KINGS_MASK)
-    if placeable:
-        for r in range(13, 0, -1):
-            m = placeable & RANK_MASK[r]
-            while m:
-                c = lowest(m)
-                m &= m - 1
-                bit = np.int64(1) << c
-                if fit & bit:
-                    par = FITS_UNDER[c] & tops
-                    for p in range(8):
-                        t = pile_get(tp, p)
-                        if t >= 0 and (par >> t) & 1 and n < MAX_CHILDREN:
-                            out[n] = c * 8 + p
-                            n += 1
-                if r == KING and first_corner >= 0 and n < MAX_CHILDREN:
-                    out[n] = c * 8 + first_corner
-                    n += 1
-                if first_side >= 0 and (side_ok & bit) and n < MAX_CHILDREN:
-                    out[n] = c * 8 + first_side
-                    n += 1
-    # pile moves: only while the hand holds a card for the freed side
-    if h0 & side_ok:
-        for s in range(4):
-            b = pile_get(bp, s)
-            if b < 0:
-                continue
-            if FITS_UNDER[b] & tops:
-                for p in range(8):
-                    if p != s and pile_get(tp, p) >= 0 and (FITS_UNDER[b] >> pile_get(tp, p)) & 1 and n < MAX_CHILDREN:
-                        out[n] = MOVE_BASE + s * 8 + p
-                        n += 1
-            if RANK[b] == KING and first_corner >= 0 and n < MAX_CHILDREN:
-                out[n] = MOVE_BASE + s * 8 + first_corner
-                n += 1
-    return n
-
-
-@nb.njit(cache=True, inline="always")
-def _apply(h0, h1, tp, bp, a):
-    """Apply action a to the compact position; returns the new (h0, h1, tops, bases)."""
-    if a < MOVE_BASE:
-        c = a >> 3
-        p = a & 7
-        bit = np.int64(1) << c
-        if h1 & bit:
-            h1 &= ~bit
-        else:
-            h0 &= ~bit
-        if pile_get(tp, p) < 0:
-            bp = pile_set(bp, p, c)
-        tp = pile_set(tp, p, c)
-    else:
-        m = a - MOVE_BASE
-        s = m >> 3
-        p = m & 7
-        if pile_get(tp, p) < 0:
-            bp = pile_set(bp, p, pile_get(bp, s))
-        tp = pile_set(tp, p, pile_get(tp, s))
-        tp = pile_set(tp, s, -1)
-        bp = pile_set(bp, s, -1)
-    return h0, h1, tp, bp
 
 
 @nb.njit(cache=True)
@@ -372,7 +233,7 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True,
     unseen = unseen_mask(st, seat)
     open_scale = open_weight_scale(st, seat, unseen, w[W_MODE])
     table = np.int64(0)
-    for p in range(8):
+    for p in range(N_PILES):
         table |= st[PILE_MASK + p]
     HT[0] = pack_piles(st, PILE_TOP)
     HB[0] = pack_piles(st, PILE_BASE)
@@ -392,7 +253,7 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True,
             # score this node as an end of turn
             stop_ok = root_ok or d > 0
             if must_kings and (H0[d] & KINGS_MASK):
-                for p in range(4, 8):
+                for p in range(FIRST_CORNER, N_PILES):
                     if pile_get(HT[d], p) < 0:
                         stop_ok = False
             if stop_ok:
@@ -424,7 +285,7 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True,
             elif nodes >= max_nodes:
                 NK[d] = 0
             else:
-                NK[d] = _children(H0[d], HT[d], HB[d], side_ok, KIDS[d])
+                NK[d] = children(H0[d], HT[d], HB[d], side_ok, KIDS[d])
             IK[d] = 0
             for j in range(SW):
                 EXPL[d, j] = 0
@@ -434,15 +295,17 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True,
         a = KIDS[d, IK[d]]
         IK[d] += 1
         e = d + 1
-        indep = sleep and a < MOVE_BASE and pile_get(HT[d], a & 7) >= 0
+        indep = sleep and is_place(a) and pile_get(HT[d], id_pile(a)) >= 0
         if indep:
+            # the sets are bit sets over placement ids: word a >> 6 holds the 8 cards
+            # id_card(a) >> 3 .. +7, each a byte of its 8 piles
             wd = a >> 6
             bt = np.int64(1) << (a & 63)
             if SLEEP[d, wd] & bt:
                 continue
-            pm = ~(pile_bits << (a & 7))
-            cw = (a >> 3) >> 3
-            cm = ~(np.int64(0xFF) << (((a >> 3) & 7) * 8))
+            pm = ~(pile_bits << id_pile(a))
+            cw = id_card(a) >> 3
+            cm = ~(np.int64(0xFF) << ((id_card(a) & 7) * 8))
             for j in range(SW):
                 x = (SLEEP[d, j] | EXPL[d, j]) & pm
                 if j == cw:
@@ -452,7 +315,7 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True,
         else:
             for j in range(SW):
                 SLEEP[e, j] = 0
-        h0, h1, tp, bp = _apply(H0[d], H1[d], HT[d], HB[d], a)
+        h0, h1, tp, bp = apply_compact(H0[d], H1[d], HT[d], HB[d], a)
         H0[e] = h0
         H1[e] = h1
         HT[e] = tp
@@ -496,7 +359,7 @@ def store_plan(mem, st, plan, n, capped):
 
 @nb.njit(cache=True)
 def next_planned(mem, st):
-    """The next action of the plan kept for this turn: an action id, 448 (stop) when the
+    """The next action of the plan kept for this turn: an action id, STOP when the
     plan is done, or -1 when there is no valid plan (make one)."""
     if mem[M_TURN] != st[TURNS]:
         return -1

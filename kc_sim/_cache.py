@@ -13,6 +13,8 @@ import hashlib
 import os
 from pathlib import Path
 
+import numba
+
 _ROOT = Path(__file__).resolve().parent
 _SOURCE_DIRS = (_ROOT, _ROOT.parent / "agents")
 _PREFIX = "kc-sim-"
@@ -31,8 +33,6 @@ def source_hash() -> str:
 def configure() -> str:
     """Point numba's cache at the folder for this source; returns it. Child processes
     inherit it through the environment."""
-    import numba
-
     base = Path(os.environ.get("NUMBA_CACHE_DIR") or Path.home() / ".cache" / "kc-sim" / "numba")
     folder = base if base.name.startswith(_PREFIX) else base / f"{_PREFIX}{source_hash()}"
     os.environ["NUMBA_CACHE_DIR"] = str(folder)

@@ -1,19 +1,32 @@
-"""Win rates, intervals and the summary tables of a tournament.
+"""Interval statistics, and the win rates and summary tables of a tournament.
+
+The one home of the interval formulas kc-sim uses (95% by default, :data:`Z95`):
+
+* **independent rounds**: :func:`wilson` (rates, vectorised) and :func:`mean_ci` (normal
+  interval mean +- z * sd / sqrt(n)), used by :class:`Tally` for ``summary.parquet`` and
+  the table printed after a tournament;
+* **clustered by deal**: :func:`mean_from_sums` and :func:`rate_from_sums` from per-cluster
+  sums (what the streaming scan of :mod:`kc_sim.analysis.scan` keeps), and
+  :func:`cluster_mean` / :func:`cluster_rate` for arrays in memory, which sum per cluster
+  and call those two: one formula. The figures, the report and the findings use these.
+  A cluster-robust interval needs only, per cluster ``c``, the sum ``S_c`` of the outcome
+  and the number ``n_c`` of rounds: the mean is ``sum(S) / sum(n)`` (ratio estimator),
+  its standard error comes from the residuals ``S_c - mean * n_c``; a rate is a Wilson
+  interval (:func:`wilson_scalar`) on the effective sample size ``p (1 - p) / se**2``.
 
 A :class:`Tally` holds sufficient statistics (counts, sums, sums of squares) and is
 filled part by part, so a summary of any number of rounds needs memory for one part
-only. :func:`summarize` builds the same tables from a rounds dataframe in memory.
-
-Intervals are 95% by default: Wilson score intervals for rates, normal intervals
-(mean +- z * sd / sqrt(n)) for mean penalties and penalty differences. They treat
-rounds as independent; duplicate deals make agents' results within a rotation group
-negatively correlated, which makes the intervals of a difference conservative.
+only. :func:`summarize` builds the same tables from a rounds dataframe in memory. Its
+intervals treat rounds as independent; duplicate deals make agents' results within a
+rotation group negatively correlated, which makes the intervals of a difference
+conservative.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,6 +38,20 @@ if TYPE_CHECKING:
 # and must start without it.
 
 Z95 = 1.959963984540054
+
+
+def z_of(level: float) -> float:
+    """The two-sided normal quantile of a confidence ``level`` (1.96 for 0.95), by bisection
+    of the normal CDF (levels other than 95% are rare)."""
+    target = 0.5 + level / 2
+    lo, hi = 0.0, 10.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if 0.5 * (1 + math.erf(mid / math.sqrt(2))) < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
 
 
 def wilson(successes, n, z: float = Z95):
@@ -52,6 +79,115 @@ def mean_ci(total, total_sq, n, z: float = Z95):
         half = np.where(n >= 2, half, np.nan)
     return mean, mean - half, mean + half
 
+
+def wilson_scalar(k: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval ``(lo, hi)`` of ``k`` successes in ``n`` (a float sample size
+    allowed); exactly 0 (1) at the bound of a rate of 0 (1); NaNs when ``n`` is 0."""
+    if n <= 0:
+        return math.nan, math.nan
+    p = k / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0)) / den
+    lo = 0.0 if p <= 0 else max(0.0, centre - half)
+    hi = 1.0 if p >= 1 else min(1.0, centre + half)
+    return lo, hi
+
+
+# --- clustered by deal ---------------------------------------------------------------
+
+def mean_from_sums(S, N, z: float = Z95) -> tuple[float, float, float]:
+    """``(mean, lo, hi)`` from per-cluster sums ``S`` of the outcome and counts ``N``:
+    the ratio estimator ``sum(S) / sum(N)`` with a cluster-robust normal interval (standard
+    error from the residuals ``S - mean * N``, small-sample factor ``g / (g - 1)`` over the
+    ``g`` clusters with ``N > 0``). NaNs when there is nothing to average; no interval with
+    fewer than two clusters."""
+    S = np.asarray(S, dtype=np.float64).ravel()
+    N = np.asarray(N, dtype=np.float64).ravel()
+    keep = N > 0
+    if not keep.all():
+        S, N = S[keep], N[keep]
+    g = len(N)
+    if g == 0:
+        return math.nan, math.nan, math.nan
+    total = N.sum()
+    mean = S.sum() / total
+    if g < 2:
+        return float(mean), math.nan, math.nan
+    r = S - mean * N
+    se = math.sqrt(g / (g - 1) * float((r * r).sum())) / total
+    return float(mean), float(mean - z * se), float(mean + z * se)
+
+
+def rate_from_sums(S, N, n_clusters=None, z: float = Z95) -> tuple[float, float, float]:
+    """``(rate, lo, hi)`` of a 0/1 outcome (or a score in [0, 1]) from per-cluster sums:
+    a Wilson interval on the effective sample size ``p (1 - p) / se**2`` with the
+    standard error of :func:`mean_from_sums`. With no variation at all (p 0 or 1, or a
+    single cluster) the number of deals ``n_clusters`` is the sample size (default: the
+    clusters with ``N > 0``; pass the number of deals when the clusters are batches)."""
+    p, lo, hi = mean_from_sums(S, N, z)
+    if math.isnan(p):
+        return math.nan, math.nan, math.nan
+    if n_clusters is None:
+        n_clusters = int((np.asarray(N).ravel() > 0).sum())
+    if math.isnan(lo):
+        n_eff = float(n_clusters)
+    else:
+        se = (hi - lo) / (2 * z)
+        if 0 < p < 1 and se > 0:
+            n_eff = p * (1 - p) / (se * se)
+        elif 0 < p < 1:
+            n_eff = 1e15                                  # no variation between deals at all
+        else:
+            n_eff = float(n_clusters)
+    lo, hi = wilson_scalar(p * n_eff, n_eff, z)
+    return float(p), lo, hi
+
+
+def _select(x, cluster, mask):
+    """The outcomes and their deal ids as arrays, restricted to ``mask`` when given."""
+    x = np.asarray(x, dtype=np.float64)
+    cluster = np.asarray(cluster, dtype=np.int64)
+    return (x[mask], cluster[mask]) if mask is not None else (x, cluster)
+
+
+def cluster_sums(x: np.ndarray, cluster: np.ndarray):
+    """Per-cluster sums of x and counts, over the clusters that occur."""
+    lo, hi = (int(cluster.min()), int(cluster.max())) if len(cluster) else (0, 0)
+    if lo >= 0 and hi < 4 * len(cluster) + 1024:          # deal numbers: dense, non-negative
+        n = np.bincount(cluster, minlength=hi + 1)
+        s = np.bincount(cluster, weights=x, minlength=hi + 1)
+        keep = n > 0
+        return s[keep], n[keep].astype(np.float64)
+    _, inv = np.unique(cluster, return_inverse=True)
+    return np.bincount(inv, weights=x), np.bincount(inv).astype(np.float64)
+
+
+def cluster_mean(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, float]:
+    """``(mean, lo, hi)`` of ``x`` with a cluster-robust normal interval: the ratio
+    estimator sum(x) / n over clusters (deals), standard error from the per-cluster
+    residuals (:func:`mean_from_sums` on the per-cluster sums). NaNs when there is
+    nothing to average."""
+    x, cluster = _select(x, cluster, mask)
+    if len(x) == 0:
+        return math.nan, math.nan, math.nan
+    s, n = cluster_sums(x, cluster)
+    return mean_from_sums(s, n, z)
+
+
+def cluster_rate(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, float]:
+    """``(rate, lo, hi)`` of a 0/1 outcome (or a score in [0, 1]): a Wilson interval on the
+    effective sample size p (1 - p) / se**2, se clustered by deal (:func:`rate_from_sums`
+    on the per-cluster sums). With no variation at all (p 0 or 1) the number of deals is
+    the sample size."""
+    x, cluster = _select(x, cluster, mask)
+    if len(x) == 0:
+        return math.nan, math.nan, math.nan
+    s, n = cluster_sums(x, cluster)
+    return rate_from_sums(s, n, len(n), z)
+
+
+# --- the tally of a tournament ---------------------------------------------------------
 
 class Tally:
     """Sufficient statistics of a run, by agent index (``a``), seat (``s``) and pair."""
@@ -157,7 +293,7 @@ class Tally:
     def agent_table(self, names) -> pd.DataFrame:
         """One row per agent that played: rounds, wins, win rate and interval, mean penalty
         and interval, win rate by seat (and match figures when matches were added)."""
-        import pandas as pd
+        import pandas as pd  # lazy: workers fill a Tally and must start without pandas
 
         n = self.seat_rounds.sum(axis=1)
         wins = self.seat_wins.sum(axis=1)
@@ -188,7 +324,7 @@ class Tally:
         had a seat, the agent's wins, how often its penalty was lower than the opponent's
         (``beats``; equal penalties are ``ties``) and the mean penalty difference
         (agent minus opponent) with its interval."""
-        import pandas as pd
+        import pandas as pd  # lazy: workers fill a Tally and must start without pandas
 
         names = list(names)
         rows = []
@@ -218,7 +354,7 @@ class Tally:
     def summary(self, names, head_to_head: bool | None = None) -> pd.DataFrame:
         """The ``summary.parquet`` table: agent rows (``opponent`` null), then head-to-head
         rows when there are more than two agents (or when asked)."""
-        import pandas as pd
+        import pandas as pd  # lazy: workers fill a Tally and must start without pandas
 
         agents = self.agent_table(names)
         agents.insert(1, "opponent", pd.Series([None] * len(agents), dtype="string"))
@@ -282,7 +418,7 @@ def summarize(rounds: pd.DataFrame, matches: pd.DataFrame | None = None, names=N
               head_to_head: bool | None = None) -> pd.DataFrame:
     """The summary table of rounds (and matches) held in memory; ``names`` defaults to
     the agents seen, in order of first appearance."""
-    import pandas as pd
+    import pandas as pd  # lazy: workers fill a Tally and must start without pandas
 
     if names is None:
         seen = pd.concat([rounds[c].astype("string") for c in seat_columns(rounds, "agent_")])

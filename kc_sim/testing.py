@@ -25,8 +25,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kc_sim.core import layout
+from kc_sim.core.legal import is_legal
+from kc_sim.core.loop import MAX_DECISIONS, first_dealer, seed_policies
+from kc_sim.core.policy import MEM_SIZE, random_policy
+from kc_sim.core.step import apply, deal
 from kc_sim.errors import UserError
+from kc_sim.game.actions import action_text
 from kc_sim.game.rules import DRAW, LAYOUT_KINGS, SCORING, RuleSet
+from kc_sim.play.registry import load_agent
+from kc_sim.play.runner import play_rounds
 
 #: every combination of the switches that change a round (the match switch does not)
 ROUND_SWITCHES = list(itertools.product(DRAW, LAYOUT_KINGS, (True, False), (1, 2), (False, True), SCORING))
@@ -41,23 +49,21 @@ def round_rule_sets() -> list[RuleSet]:
 def permute_hidden(st: np.ndarray, seat: int, rng) -> np.ndarray:
     """A copy of the state ``st`` in which the cards ``seat`` cannot see (the other hands,
     the rest of the stock) are shuffled among the other hands (same sizes) and the stock."""
-    from kc_sim.core import layout as L
-
     out = st.copy()
-    players = int(st[L.PLAYERS])
+    players = int(st[layout.PLAYERS])
     others = [s for s in range(players) if s != seat]
-    cards = [c for s in others for plane in range(2) for c in range(52) if int(st[L.HAND + 2 * s + plane]) >> c & 1]
-    pos, n = int(st[L.STOCK_POS]), int(st[L.STOCK_LEN])
-    cards += [int(c) for c in st[L.STOCK + pos:L.STOCK + n]]
+    cards = [c for s in others for plane in range(2) for c in range(52) if int(st[layout.HAND + 2 * s + plane]) >> c & 1]
+    pos, n = int(st[layout.STOCK_POS]), int(st[layout.STOCK_LEN])
+    cards += [int(c) for c in st[layout.STOCK + pos:layout.STOCK + n]]
     rng.shuffle(cards)
     k = 0
     for s in others:
-        out[L.HAND + 2 * s] = out[L.HAND + 2 * s + 1] = 0
-        for _ in range(int(st[L.HAND_N + s])):
+        out[layout.HAND + 2 * s] = out[layout.HAND + 2 * s + 1] = 0
+        for _ in range(int(st[layout.HAND_N + s])):
             bit = 1 << cards[k]
             k += 1
-            out[L.HAND + 2 * s + (1 if out[L.HAND + 2 * s] & bit else 0)] |= bit
-    out[L.STOCK + pos:L.STOCK + n] = cards[k:]
+            out[layout.HAND + 2 * s + (1 if out[layout.HAND + 2 * s] & bit else 0)] |= bit
+    out[layout.STOCK + pos:layout.STOCK + n] = cards[k:]
     return out
 
 
@@ -90,9 +96,6 @@ def check_agent(name, rounds: int = 8, seed: int = 0, permuted_rounds: int = 3) 
     variant, reproducible, blind to hidden cards (see the module doc). ``rounds`` rounds
     per rule set and seat count; ``permuted_rounds`` rounds per rule set stepped one
     decision at a time for the hidden-cards check. Returns a :class:`CheckReport`."""
-    from kc_sim.play import runner
-    from kc_sim.play.registry import load_agent
-
     spec = load_agent(name)
     report = CheckReport(spec.name)
     random_spec = load_agent("random")
@@ -106,8 +109,8 @@ def check_agent(name, rounds: int = 8, seed: int = 0, permuted_rounds: int = 3) 
             table[seat] = spec
             seeds = np.arange(seed + i * rounds, seed + (i + 1) * rounds, dtype=np.int64)
             try:
-                first = runner.play_rounds(table, seeds, rules, fault_dir=faults)
-                again = runner.play_rounds(table, seeds, rules, fault_dir=faults)
+                first = play_rounds(table, seeds, rules, fault_dir=faults)
+                again = play_rounds(table, seeds, rules, fault_dir=faults)
             except UserError as e:              # AgentFault: one line with the seed and the action
                 report.fail(f"legal play under {rules.spec()} with {k} players, seat {seat}: {e}")
                 return report
@@ -130,12 +133,6 @@ def check_agent(name, rounds: int = 8, seed: int = 0, permuted_rounds: int = 3) 
 def _hidden_cards(spec, sets, rounds: int, seed: int, report: CheckReport) -> int:
     """Step rounds decision by decision; at each of the agent's decisions compare its
     action and memory on the real state and on two states with the hidden cards shuffled."""
-    from kc_sim.core import layout as L
-    from kc_sim.core.legal import is_legal
-    from kc_sim.core.loop import MAX_DECISIONS, first_dealer, seed_policies
-    from kc_sim.core.policy import MEM_SIZE, random_policy
-    from kc_sim.core.step import apply, deal
-
     rng = np.random.default_rng(seed)
     checked = 0
     for i, rules in enumerate(sets):
@@ -144,14 +141,14 @@ def _hidden_cards(spec, sets, rounds: int, seed: int, report: CheckReport) -> in
         seat = i % k
         for r in range(rounds):
             round_seed = seed + 10_000 + i * rounds + r
-            st = np.zeros(L.STATE_SIZE, np.int64)
+            st = np.zeros(layout.STATE_SIZE, np.int64)
             deal(st, round_seed, k, first_dealer(round_seed, k), codes)
-            mem = np.zeros((L.MAX_SEATS, MEM_SIZE), np.int64)
+            mem = np.zeros((layout.MAX_SEATS, MEM_SIZE), np.int64)
             seed_policies(mem, round_seed, k)
             for _ in range(MAX_DECISIONS):
-                if st[L.DONE]:
+                if st[layout.DONE]:
                     break
-                s = int(st[L.SEAT])
+                s = int(st[layout.SEAT])
                 if s != seat:
                     apply(st, random_policy(st, s, mem[s]))
                     continue
@@ -164,7 +161,7 @@ def _hidden_cards(spec, sets, rounds: int, seed: int, report: CheckReport) -> in
                         what = (f"chose {_text(a2)} instead of {_text(a)}" if a2 != a else
                                 "changed its memory differently")
                         report.fail(f"blind to hidden cards: under {rules.spec()} ({k} players, seed {round_seed}, "
-                                    f"turn {int(st[L.TURNS])}) the agent {what} when the cards it cannot see "
+                                    f"turn {int(st[layout.TURNS])}) the agent {what} when the cards it cannot see "
                                     "were shuffled")
                         return checked
                 checked += 1
@@ -175,8 +172,6 @@ def _hidden_cards(spec, sets, rounds: int, seed: int, report: CheckReport) -> in
 
 
 def _text(action: int) -> str:
-    from kc_sim.game.actions import action_text
-
     try:
         return action_text(int(action))
     except ValueError:

@@ -14,9 +14,3 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
-
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))  # test helpers (differential.py) import by name

@@ -12,7 +12,7 @@ import pytest
 from kc_sim.cli import main
 from kc_sim.testing import check_agent, round_rule_sets
 
-HERE = Path(__file__).parent / "agents_for_tests"
+HERE = Path(__file__).parent / "helpers" / "agents"
 FLAKY = '''
 import random
 from kc_sim.play.agent import PythonAgent

@@ -36,9 +36,18 @@ from pathlib import Path
 
 import numba as nb
 import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 from kc_sim.analysis import scan
 from kc_sim.errors import UserError
+from kc_sim.stats import Z95, z_of
+from kc_sim.tournament import results
+from kc_sim.tournament.results import agent_codes, seats_of
+from kc_sim.tournament.schema import AGENT, PENALTY, seat_names
 
 ELO = 400.0 / math.log(10.0)
 LEADERBOARD_FILE = "leaderboard.parquet"
@@ -65,16 +74,12 @@ class Comparisons:
 def _run_parts(run_dir: Path) -> list[tuple[Path, list[str]]]:
     """The round parts of a run folder, each with the columns the comparisons read (checked
     before any is read, so a bad folder fails at once)."""
-    import pyarrow.parquet as pq
-
-    from kc_sim.tournament import results as R
-
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise UserError(f"bad run folder {str(run_dir)!r}: no such folder (give a folder written by kc-sim tournament)")
-    parts = R.parts(run_dir)
+    parts = results.parts(run_dir)
     if not parts:
-        raise UserError(f"bad run folder {str(run_dir)!r}: no round results in {run_dir / R.ROUNDS_DIR} "
+        raise UserError(f"bad run folder {str(run_dir)!r}: no round results in {run_dir / results.ROUNDS_DIR} "
                         "(give a folder written by kc-sim tournament)")
     out = []
     for p in parts:
@@ -82,8 +87,8 @@ def _run_parts(run_dir: Path) -> list[tuple[Path, list[str]]]:
             schema = pq.read_schema(p)
         except Exception as e:  # noqa: BLE001 - any unreadable part is a user error
             raise UserError(f"cannot read {p}: {e}") from None
-        k = sum(1 for f in schema.names if f.startswith("agent_"))
-        cols = ["lineup", "group"] + [f"agent_{s}" for s in range(k)] + [f"penalty_{s}" for s in range(k)]
+        k = seats_of(schema.names)
+        cols = ["lineup", "group"] + seat_names(AGENT, k) + seat_names(PENALTY, k)
         missing = [c for c in cols if c not in schema.names]
         if missing or k < 2:
             what = ", ".join(missing) or "agent columns"
@@ -95,10 +100,8 @@ def _run_parts(run_dir: Path) -> list[tuple[Path, list[str]]]:
 def _deals(run_dir: Path, parts) -> int:
     """Deals per line-up of a run (:func:`kc_sim.analysis.scan.n_deals`; a folder without a manifest
     counts them from its parts)."""
-    from kc_sim.tournament import results as R
-
     try:
-        manifest = R.read_manifest(run_dir)
+        manifest = results.read_manifest(run_dir)
     except (OSError, ValueError):
         manifest = {}
     return scan.n_deals(manifest, parts)
@@ -107,8 +110,6 @@ def _deals(run_dir: Path, parts) -> int:
 def _seat_codes(column, names: dict) -> np.ndarray:
     """An ``agent_<s>`` column as agent indices (-1: no agent), first adding to ``names``
     the agents that played in it (a part's dictionary lists every agent of its run)."""
-    from kc_sim.tournament.results import agent_codes
-
     d = column.combine_chunks()
     if hasattr(d, "dictionary"):
         used = np.unique(d.indices.drop_null().to_numpy().astype(np.int64))
@@ -135,7 +136,6 @@ def load_comparisons(run_dirs) -> Comparisons:
     run_dirs = [Path(d) for d in run_dirs]
     if not run_dirs:
         raise UserError("give at least one run folder")
-    import pyarrow.parquet as pq
 
     names: dict[str, int] = {}
     sums: dict[tuple[int, int], np.ndarray] = {}    # (a, b) -> (2, units): score of a, count
@@ -155,8 +155,8 @@ def load_comparisons(run_dirs) -> Comparisons:
             n_rounds += n
             unit = offset + t.column("group").to_numpy().astype(np.int64) // width
             units = max(units, int(unit.max()) + 1)     # groups beyond the manifest's count
-            codes = np.stack([_seat_codes(t.column(f"agent_{s}"), names) for s in range(k)], axis=1)
-            pen = np.stack([t.column(f"penalty_{s}").fill_null(-1).to_numpy().astype(np.int64)
+            codes = np.stack([_seat_codes(t.column(f"{AGENT}{s}"), names) for s in range(k)], axis=1)
+            pen = np.stack([t.column(f"{PENALTY}{s}").fill_null(-1).to_numpy().astype(np.int64)
                             for s in range(k)], axis=1)
             _add_part(sums, rounds_by_agent, codes, pen, unit, len(names), units)
         offset = units
@@ -303,8 +303,6 @@ def leaderboard(run_dirs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, lev
     ``p_vs_mean`` (chance to beat an agent of rating 0), ``p_vs_next`` (chance to beat the
     next agent down), ``score_rate`` (share of its pairwise comparisons won, ties 1/2),
     ``comparisons``, ``rounds``, ``interval`` (bootstrap or hessian)."""
-    import pandas as pd
-
     if bootstrap < 0:
         raise UserError(f"bad bootstrap count {bootstrap}: expected 0 or more")
     c = load_comparisons(run_dirs)
@@ -316,7 +314,7 @@ def leaderboard(run_dirs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, lev
         raise UserError(f"these agents never met across the groups {groups}: a rating cannot compare them; "
                         "add a run where the groups play each other")
     theta, cov = fit_bt(W, N)
-    z = 1.959963984540054 if level == 0.95 else _z(level)
+    z = Z95 if level == 0.95 else z_of(level)
     if bootstrap > 0:
         rng = np.random.default_rng(seed)
         boot = np.empty((bootstrap, n))
@@ -353,19 +351,6 @@ def leaderboard(run_dirs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, lev
     return df
 
 
-def _z(level: float) -> float:
-    # inverse normal CDF by bisection (levels other than 95% are rare)
-    target = 0.5 + level / 2
-    lo, hi = 0.0, 10.0
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        if 0.5 * (1 + math.erf(mid / math.sqrt(2))) < target:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
-
-
 def format_leaderboard(df) -> str:
     """The leaderboard as a plain text table."""
     how = df["interval"].iloc[0] if len(df) else ""
@@ -384,30 +369,25 @@ def format_leaderboard(df) -> str:
 
 def save_leaderboard(df, out_dir) -> dict:
     """Write ``leaderboard.parquet`` and ``leaderboard.png`` into ``out_dir``; returns the paths."""
-    import pyarrow as pa
-
-    from kc_sim.tournament.results import write_atomic
-
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UserError(f"cannot write to {out_dir}: {e.strerror or e}") from None
     table = pa.Table.from_pandas(df, preserve_index=False)
-    path = write_atomic(table, out_dir / LEADERBOARD_FILE)
+    path = results.write_atomic(table, out_dir / LEADERBOARD_FILE)
     fig_path = plot_leaderboard(df, out_dir / FIGURE_FILE)
     return {"leaderboard": path, "figure": fig_path}
 
 
 def plot_leaderboard(df, path) -> Path:
-    """A horizontal interval plot of the ratings, best on top."""
-    import matplotlib
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
+    """A horizontal interval plot of the ratings, best on top (drawn on the Agg canvas
+    through matplotlib's object interface, so a notebook's backend is left alone)."""
     path = Path(path)
     n = len(df)
-    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.45 * n))
+    fig = Figure(figsize=(7, 1.2 + 0.45 * n))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
     y = np.arange(n)[::-1]
     r = df["rating"].to_numpy()
     ax.errorbar(r, y, xerr=[r - df["rating_lo"].to_numpy(), df["rating_hi"].to_numpy() - r],
@@ -419,7 +399,6 @@ def plot_leaderboard(df, path) -> Path:
     ax.set_title("kc-sim leaderboard (Bradley-Terry on lower penalty)")
     fig.tight_layout()
     tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
+    fig.savefig(tmp, format="png", dpi=110)
     tmp.replace(path)
     return path

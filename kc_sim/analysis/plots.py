@@ -34,20 +34,25 @@ consecutive deals on large runs), so memory does not grow with the number of rou
 its own; what matters is the position in turn order: position 1 plays first (the seat
 left of the dealer), position K last.
 
-This module also holds the helpers the report, the experiments and the notebook share
-(:func:`load_stats`, :func:`cluster_mean` and :func:`cluster_rate` for arrays in memory,
-:func:`rules_label`, the ``fmt_*`` formatters).
+This module only draws: the numbers come from :mod:`kc_sim.analysis.scan` (reading) and
+:mod:`kc_sim.analysis.run_stats`, the interval formulas from :mod:`kc_sim.stats`, the
+labels of numbers from :mod:`kc_sim.analysis.text`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
+import textwrap
 from pathlib import Path
 
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
-from kc_sim.analysis.scan import Z95, RunStats, mean_from_sums, rate_from_sums, scan_run
+from kc_sim.analysis.run_stats import RunStats
+from kc_sim.analysis.scan import load_stats
+from kc_sim.analysis.text import fmt_num, fmt_pct
+from kc_sim.play.registry import base_label
 
 FIGURES_DIR = "figures"
 DPI = 110
@@ -61,156 +66,15 @@ FIGURES = {
 }
 
 
-# --- loading -----------------------------------------------------------------------
-
-def load_stats(run_dir) -> RunStats:
-    """The statistics of a run folder, streamed part by part (:func:`kc_sim.analysis.scan.scan_run`);
-    a :class:`~kc_sim.analysis.scan.RunStats` is returned as it is."""
-    return scan_run(run_dir)
-
-
-def rules_label(spec: str) -> str:
-    """A short name of a rule set: the closest preset plus the switches that differ
-    (``classic``, ``draw_first``, ``classic,draw=start,scoring=face``)."""
-    from kc_sim.game.rules import PRESETS, parse_rules
-
-    rs = parse_rules(spec)
-    best = None
-    for preset in PRESETS:
-        base = parse_rules(preset)
-        diff = []
-        for f in dataclasses.fields(rs):
-            v, b = getattr(rs, f.name), getattr(base, f.name)
-            if v != b:
-                diff.append(f"{f.name}={str(v).lower() if isinstance(v, bool) else v}")
-        if best is None or len(diff) < len(best[1]):
-            best = (preset, diff)
-    return ",".join([best[0], *best[1]])
-
-
-def _base_label(label: str) -> str:
-    """``greedy#2`` -> ``greedy`` (copies of one agent in self-play)."""
-    head, _, tail = label.rpartition("#")
-    return head if head and tail.isdigit() else label
-
-
-# --- intervals clustered by deal ---------------------------------------------------
-
-def _select(x, cluster, mask):
-    """The outcomes and their deal ids as arrays, restricted to ``mask`` when given."""
-    x = np.asarray(x, dtype=np.float64)
-    cluster = np.asarray(cluster, dtype=np.int64)
-    return (x[mask], cluster[mask]) if mask is not None else (x, cluster)
-
-
-def cluster_mean(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, float]:
-    """``(mean, lo, hi)`` of ``x`` with a cluster-robust normal interval: the ratio
-    estimator sum(x) / n over clusters (deals), standard error from the per-cluster
-    residuals (:func:`kc_sim.analysis.scan.mean_from_sums` on the per-cluster sums). NaNs when
-    there is nothing to average."""
-    x, cluster = _select(x, cluster, mask)
-    if len(x) == 0:
-        return math.nan, math.nan, math.nan
-    s, n = _cluster_sums(x, cluster)
-    return mean_from_sums(s, n, z)
-
-
-def _cluster_sums(x: np.ndarray, cluster: np.ndarray):
-    """Per-cluster sums of x and counts, over the clusters that occur."""
-    lo, hi = (int(cluster.min()), int(cluster.max())) if len(cluster) else (0, 0)
-    if lo >= 0 and hi < 4 * len(cluster) + 1024:          # deal numbers: dense, non-negative
-        n = np.bincount(cluster, minlength=hi + 1)
-        s = np.bincount(cluster, weights=x, minlength=hi + 1)
-        keep = n > 0
-        return s[keep], n[keep].astype(np.float64)
-    _, inv = np.unique(cluster, return_inverse=True)
-    return np.bincount(inv, weights=x), np.bincount(inv).astype(np.float64)
-
-
-def cluster_rate(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, float]:
-    """``(rate, lo, hi)`` of a 0/1 outcome (or a score in [0, 1]): a Wilson interval on the
-    effective sample size p (1 - p) / se**2, se clustered by deal
-    (:func:`kc_sim.analysis.scan.rate_from_sums` on the per-cluster sums). With no variation at
-    all (p 0 or 1) the number of deals is the sample size."""
-    x, cluster = _select(x, cluster, mask)
-    if len(x) == 0:
-        return math.nan, math.nan, math.nan
-    s, n = _cluster_sums(x, cluster)
-    return rate_from_sums(s, n, len(n), z)
-
-
-def _fmt(v, lo, hi, digits: int, scale: float, unit: str, sign: str = "") -> str:
-    """``v`` (times ``scale``) with its unit and, when known, its interval; ``sign="+"``
-    prints the sign of differences."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    spec = f"{sign}.{digits}f"
-    text = f"{scale * v:{spec}}{unit}"
-    if lo is None or math.isnan(lo):
-        return text
-    return f"{text} [{scale * lo:{spec}}, {scale * hi:{spec}}]"
-
-
-def fmt_pct(v, lo=None, hi=None, digits: int = 1) -> str:
-    """``52.3% [52.1, 52.5]`` (or ``-`` for NaN)."""
-    return _fmt(v, lo, hi, digits, 100, "%")
-
-
-def fmt_pp(v, lo=None, hi=None, digits: int = 2) -> str:
-    """A difference of rates in percentage points: ``+1.74 pp [+1.61, +1.87]``."""
-    return _fmt(v, lo, hi, digits, 100, " pp", "+")
-
-
-def fmt_signed(v, lo=None, hi=None, digits: int = 3) -> str:
-    """A difference of means with its sign: ``+0.048 [+0.041, +0.054]``."""
-    return _fmt(v, lo, hi, digits, 1, "", "+")
-
-
-def fmt_num(v, lo=None, hi=None, digits: int = 2) -> str:
-    """``2.60 [2.59, 2.62]`` (or ``-`` for NaN)."""
-    return _fmt(v, lo, hi, digits, 1, "")
-
-
-# --- the numbers behind the figures ----------------------------------------------------
-# Each takes a run folder or its RunStats (see kc_sim.analysis.scan for the fields of the rows).
-
-def head_to_head(data) -> list[dict]:
-    """One row per ordered pair of agents that met: rounds together, ``score`` (the row
-    agent finished with a lower penalty than the other; ties count half; in 2-player
-    rounds without a block this is the win rate), ``win`` (the row agent won the round),
-    ``diff`` (mean penalty, row agent minus opponent), each with its interval."""
-    return load_stats(data).head_to_head()
-
-
-def agent_rows(data) -> list[dict]:
-    """Per agent: rounds, win rate and mean penalty with intervals."""
-    return load_stats(data).agent_rows()
-
-
-def position_rows(data, agent: int | None = None) -> list[dict]:
-    """Win rate by position in turn order (0 plays first), over all agents or one agent."""
-    return load_stats(data).position_rows(agent)
-
-
-def end_rows(data) -> dict:
-    """Round length and end reasons, with intervals."""
-    return load_stats(data).end_rows()
-
-
 # --- drawing -----------------------------------------------------------------------
 
 def _figure(width: float = 8.0, height: float = 5.2):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     fig = Figure(figsize=(width, height), dpi=DPI)
     FigureCanvasAgg(fig)
     return fig
 
 
 def _finish(fig, data: RunStats, title: str, name: str, out_dir) -> Path:
-    import textwrap
-
     fig.suptitle(title, fontsize=13, fontweight="bold")
     cap = textwrap.fill(data.caption(), 150)
     lines = cap.count("\n") + 1
@@ -297,7 +161,7 @@ def plot_seats(run_dir, out_dir=None) -> Path:
     k = data.players
     series = [("all agents", data.position_rows())]
     seen = data.agents_seen()
-    if len({_base_label(data.labels[a]) for a in seen}) > 1:      # not self-play
+    if len({base_label(data.labels[a]) for a in seen}) > 1:      # not self-play
         series += [(data.labels[a], data.position_rows(a)) for a in seen]
     fig = _figure(max(8.0, 1.4 * k + 4))
     ax = fig.add_subplot(1, 1, 1)

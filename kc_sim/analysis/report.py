@@ -19,8 +19,11 @@ import datetime as _dt
 import html
 from pathlib import Path
 
-from kc_sim.analysis.plots import FIGURES, _base_label, fmt_num, fmt_pct, load_stats
-from kc_sim.analysis.scan import RunStats
+from kc_sim.analysis.plots import FIGURES, plot_all
+from kc_sim.analysis.run_stats import RunStats
+from kc_sim.analysis.scan import load_stats
+from kc_sim.analysis.text import fmt_num, fmt_pct
+from kc_sim.play.registry import base_label
 
 REPORT_FILE = "report.html"
 
@@ -77,7 +80,7 @@ def head_to_head_table(data: RunStats):
 def positions_table(data: RunStats):
     seen = data.agents_seen()
     series = [("all agents", data.position_rows())]
-    if len({_base_label(data.labels[a]) for a in seen}) > 1:      # not self-play
+    if len({base_label(data.labels[a]) for a in seen}) > 1:      # not self-play
         series += [(data.labels[a], data.position_rows(a)) for a in seen]
     header = ["position in turn order"] + [name for name, _ in series]
     rows = []
@@ -93,12 +96,6 @@ def length_table(data: RunStats):
     rows = [[f"{e['rounds']:,}", f"{e['deals']:,}", fmt_num(*e["turns"]), f"{e['turns_median']:g}",
              fmt_num(*e["actions"]), fmt_pct(*e["out"], digits=2), fmt_pct(*e["blocked"], digits=3)]]
     return header, rows
-
-
-def match_rows(data) -> list[dict]:
-    """Per agent, when the run played matches: match win rate (a shared win counts for
-    every sharer) and mean penalty total, clustered by deal (match seed group)."""
-    return load_stats(data).match_rows()
 
 
 def matches_table(data: RunStats):
@@ -191,8 +188,6 @@ def build_html(data: RunStats, figures: dict[str, Path], base: Path) -> str:
 def write_report(run_dir, out=None) -> Path:
     """Draw every figure (into ``RUN_DIR/figures/``) and write the HTML report with the
     figures embedded; returns the path of the HTML file (default ``RUN_DIR/report.html``)."""
-    from kc_sim.analysis.plots import plot_all
-
     data = load_stats(run_dir)
     out = Path(out) if out is not None else data.path / REPORT_FILE
     if out.exists() and out.is_dir():

@@ -17,6 +17,9 @@ import time
 
 import numpy as np
 
+from kc_sim.bench.agents import bench_agents
+from kc_sim.bench.scale import run_scale
+from kc_sim.bench.tournament import bench_tournament
 from kc_sim.core import layout as L
 from kc_sim.core import loop
 from kc_sim.core.policy import random_policy
@@ -88,16 +91,10 @@ def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, a
         with tempfile.TemporaryDirectory() as empty:
             figures["cold_compile_s"] = round(start_seconds(empty), 2)
     if agents:
-        from kc_sim.bench.agents import bench_agents
-
         for row in bench_agents():
             figures[f"agent_{row['agent']}_rounds_per_s"] = round(row["rounds_per_s"], 1)
     if tournament:
-        from kc_sim.cli.tournament import bench_tournament
-
         figures.update({k: round(v, 3) if isinstance(v, float) else v for k, v in bench_tournament().items()})
     if scale:
-        from kc_sim.bench.scale import run_scale
-
         figures.update(run_scale(scale))
     return figures

@@ -19,6 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
+
 AGENTS = "greedy,merger,king-first,random"
 POST = ("leaderboard", "plot", "report")
 
@@ -31,8 +33,6 @@ def _kc_sim() -> list[str]:
 def _rss(pid: int, tree: bool) -> int:
     """Resident bytes of a process, with ``tree`` summed over its descendants too (0 once
     it is gone)."""
-    import psutil
-
     try:
         p = psutil.Process(pid)
         procs = [p, *p.children(recursive=True)] if tree else [p]

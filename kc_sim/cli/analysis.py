@@ -27,6 +27,7 @@ def plot(
 ):
     """Draw the figures of a run as PNG files: head-to-head matrix, penalty per agent,
     win rate by seat, round length, end reasons (each with a caption line)."""
+    # lazy: numpy, pyarrow, matplotlib; kc-sim --help must not
     from kc_sim.analysis.plots import plot_all
 
     if out is not None and out.exists() and not out.is_dir():
@@ -44,7 +45,7 @@ def report(
 ):
     """Write one self-contained HTML report of a run: configuration, tables with 95%
     intervals, and every figure embedded (also written to RUN_DIR/figures)."""
-    from kc_sim.analysis.report import write_report
+    from kc_sim.analysis.report import write_report  # lazy: as in plot
 
     path = write_report(run_dir, out)
     typer.echo(f"report written to {path}")
@@ -64,6 +65,7 @@ def run(
 ):
     """Run an experiment file: play its tournaments (resuming what is done) and write
     findings.md with the numbers and their 95% intervals; prints the findings."""
+    # lazy: as in plot
     from kc_sim.analysis.experiments import load_experiment, run_experiment
 
     exp = load_experiment(experiment_file)

@@ -26,6 +26,7 @@ def leaderboard(
 ):
     """Fit a Bradley-Terry rating for every agent (who has the lower penalty in each pair of
     seats of every round), with 95% intervals; print it and save it (parquet and a figure)."""
+    # lazy: numba, pandas
     from kc_sim.analysis.leaderboard import format_leaderboard, save_leaderboard
     from kc_sim.analysis.leaderboard import leaderboard as fit
 
@@ -44,6 +45,7 @@ def leaderboard(
 def tournament_hook(res, quiet: bool = False) -> None:
     """After a tournament with three or more agents: fit the leaderboard of its run folder,
     save it there and print it (unless quiet)."""
+    # lazy: as above
     from kc_sim.analysis.leaderboard import format_leaderboard, save_leaderboard
     from kc_sim.analysis.leaderboard import leaderboard as fit
 

@@ -12,13 +12,10 @@ from typing import Annotated, Optional
 
 import typer
 
+from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
-from kc_sim.game.rules import rules_help
 
 __all__ = ["play", "replay"]
-
-RulesOpt = Annotated[str, typer.Option("--rules", help=f"rule set, e.g. classic,draw=start ({rules_help()})")]
-
 
 def _interactive() -> bool:
     try:
@@ -43,9 +40,11 @@ def play(
     """Play Kings in the Corner in the terminal against agents. Enter a move by its number or
     its text (7H>E, N>E, stop); 'help' explains, 'quit' or end of input stops. The game
     records are saved and their path printed."""
+    # lazy: kc_sim.play and kc_sim.ui load the compiled core, which kc-sim --help does not need
+    from kc_sim.play.registry import parse_agent_list
     from kc_sim.ui.terminal import play_session
 
-    names = [a.strip() for a in agents.split(",") if a.strip()]
+    names = parse_agent_list(agents)
     if len(names) < 2:
         raise UserError(f"bad --agents {agents!r}: name one player per seat, at least two "
                         "(e.g. --agents human,greedy)")
@@ -63,6 +62,7 @@ def replay(
 ):
     """Step through a recorded round turn by turn with the table picture of kc-sim play, and
     check that it ends with the recorded result (exit 1 if it does not)."""
+    # lazy: see play
     from kc_sim.ui.replay import run_replay
 
     if pause is None:

@@ -13,8 +13,13 @@ import typer
 # typer (>= 0.16, as declared) vendors click and does not re-export these exceptions
 from typer._click import exceptions as click_exceptions
 
+from kc_sim.cli import analysis as cli_analysis
+from kc_sim.cli import leaderboard as cli_leaderboard
+from kc_sim.cli import play as cli_play
+from kc_sim.cli import tournament as cli_tournament
+from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
-from kc_sim.game.rules import parse_rules, rules_help
+from kc_sim.game.rules import parse_rules
 
 app = typer.Typer(
     add_completion=False,
@@ -24,11 +29,12 @@ app = typer.Typer(
     help="kc-sim: a fast simulation harness for Kings in the Corner.",
 )
 
-RulesOpt = Annotated[str, typer.Option("--rules", help=f"rule set, e.g. classic,draw=start ({rules_help()})")]
-
 
 def _agent_names(agents: str, players: int) -> list[str]:
-    names = [a.strip() for a in agents.split(",") if a.strip()]
+    # lazy: kc_sim.play loads the compiled core, which kc-sim --help does not need
+    from kc_sim.play.registry import parse_agent_list
+
+    names = parse_agent_list(agents)
     if len(names) == 1:
         names = names * players
     if len(names) != players:
@@ -46,7 +52,8 @@ def record(
     agents: Annotated[str, typer.Option(help="agent name for every seat, or one per seat, comma-separated")] = "random",
 ):
     """Play rounds and write their game records (JSON Lines, FORMATS of kc-sim/game/1)."""
-    from kc_sim.records.recording import record_rounds
+    # lazy, as in every command: each loads only what it uses
+    from kc_sim.play.recording import record_rounds
 
     rs = parse_rules(rules)
     rs.check_players(players)
@@ -59,6 +66,7 @@ def record(
 @app.command()
 def check(file: Annotated[Path, typer.Argument(help="game records (JSON Lines) to replay through the reference")]):
     """Replay game records through the reference rules; exit 0 if all valid, 1 otherwise."""
+    # lazy: see record
     from kc_sim.records.check import check_file
 
     n, problems = check_file(file)
@@ -71,12 +79,16 @@ def check(file: Annotated[Path, typer.Argument(help="game records (JSON Lines) t
 
 @app.command("agents")
 def list_agents():
-    """List the built-in agents, one line each."""
-    from kc_sim.play.registry import builtin_agents, builtin_labels
+    """List the registered agents (the built-ins and any installed package's), one line each;
+    an entry that cannot be imported is listed with the reason."""
+    # lazy: see record
+    from kc_sim.play.registry import broken_agents, builtin_agents, builtin_labels
 
     specs = builtin_agents()
     for name, label in builtin_labels().items():
         typer.echo(f"{label:28s} {specs[name].description}")
+    for name, why in broken_agents().items():
+        typer.echo(f"{name:28s} (cannot be loaded) {why}")
 
 
 @app.command()
@@ -94,6 +106,7 @@ def bench(
         "--scale-rounds", help="comma-separated tournament sizes for --scale")] = "1500000,9000000",
 ):
     """Measure rounds per second: compiled core vs the reference (random play, classic, 4 players, one core)."""
+    # lazy: see record
     from kc_sim.bench.core import run_bench
 
     try:
@@ -114,11 +127,6 @@ def bench(
 
 def _register_commands():
     """Commands that live in their own modules."""
-    from kc_sim.cli import analysis as cli_analysis
-    from kc_sim.cli import leaderboard as cli_leaderboard
-    from kc_sim.cli import play as cli_play
-    from kc_sim.cli import tournament as cli_tournament
-
     app.command("tournament")(cli_tournament.tournament)
     app.command("bench-agent")(cli_tournament.bench_agent)
     app.command("play")(cli_play.play)

@@ -1,5 +1,4 @@
-"""``kc-sim tournament`` and ``kc-sim bench-agent`` (registered by ``kc_sim.cli``), and
-:func:`bench_tournament` for ``kc-sim bench``.
+"""``kc-sim tournament`` and ``kc-sim bench-agent`` (registered by ``kc_sim.cli``).
 
 The commands raise :class:`~kc_sim.errors.UserError` for bad input; the command line
 prints its message on one line and exits 2.
@@ -7,24 +6,22 @@ prints its message on one line and exits 2.
 
 from __future__ import annotations
 
-import math
 import shlex
 import tempfile
-import time
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
+from kc_sim.analysis.text import fmt_num, fmt_pct
+from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
-from kc_sim.game.rules import rules_help
 
 AgentsOpt = Annotated[str, typer.Option("--agents", help="agents, comma-separated: built-in names, "
                                         "package.module:Name or path/to/file.py:Name")]
 PlayersOpt = Annotated[Optional[int], typer.Option(
     "--players", help="seats per table (default: as many as agents, at most 4); every line-up of "
     "this many agents plays")]
-RulesOpt = Annotated[str, typer.Option("--rules", help=f"rule set, e.g. classic,draw=start ({rules_help()})")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="run seed: every deal derives from it")]
 JobsOpt = Annotated[Optional[int], typer.Option(
     "--jobs", "-j", help="worker processes (default: every core; with dask and no --scheduler: "
@@ -73,6 +70,7 @@ def tournament(
 ):
     """Play every line-up of the agents in every seat rotation on duplicate deals; write
     parquet results, a summary and a manifest; resume an interrupted run."""
+    # lazy: loads numba (~1.5 s); kc-sim --help must not
     from kc_sim.tournament.run import run_tournament
 
     command = _command("tournament", agents=agents, players=players, rounds=rounds, matches=matches, rules=rules,
@@ -84,6 +82,7 @@ def tournament(
     if not quiet:
         typer.echo(format_summary(res.summary))
     if len(res.plan.labels) >= 3:           # the leaderboard (kc_sim.analysis.leaderboard), saved in the run folder
+        # lazy: pandas and matplotlib, only with 3+ agents
         from kc_sim.cli.leaderboard import tournament_hook
         tournament_hook(res, quiet)
     typer.echo(final_line(res))
@@ -112,13 +111,8 @@ def final_line(res) -> str:
 
 
 def _ci(v, lo, hi, pct: bool) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    if pct:
-        return f"{100 * v:5.1f}% [{100 * lo:4.1f}, {100 * hi:4.1f}]"
-    if lo is None or math.isnan(lo):
-        return f"{v:6.2f}"
-    return f"{v:6.2f} [{lo:.2f}, {hi:.2f}]"
+    """A table cell: a rate as ``52.3% [52.1, 52.5]`` or a number as `` 2.60 [2.59, 2.62]``."""
+    return fmt_pct(v, lo, hi, width=5, bound_width=4) if pct else fmt_num(v, lo, hi, width=6)
 
 
 def format_summary(df) -> str:
@@ -155,6 +149,7 @@ def format_summary(df) -> str:
 
 def baseline_names(exclude: str | None = None) -> list[str]:
     """The four baseline agents, ``exclude`` (a canonical name) left out."""
+    # lazy: loads numba (~1.5 s); kc-sim --help must not
     from kc_sim.play.registry import BASELINES
 
     return [n for n in BASELINES if n != exclude]
@@ -181,18 +176,19 @@ def bench_agent(
 ):
     """Play an agent against each baseline, two seats, both seat orders on duplicate deals;
     print its win rate and mean penalty difference (agent minus baseline) with 95% intervals."""
-    from kc_sim.play.registry import load_agent
+    # lazy: loads numba (~1.5 s); kc-sim --help must not
+    from kc_sim.play.registry import load_agent, parse_agent_list
     from kc_sim.tournament.run import run_tournament
 
     spec = load_agent(agent)
     if check:
-        from kc_sim.testing import check_agent
+        from kc_sim.testing import check_agent  # lazy: only with --check
 
         report = check_agent(agent)
         if not report.passed:
             raise UserError(f"{report.agent} fails the conformance check: {report.failure}")
         typer.echo(str(report))
-    names = [b.strip() for b in baselines.split(",") if b.strip()] if baselines else baseline_names(spec.name)
+    names = parse_agent_list(baselines, "--baselines") if baselines else baseline_names(spec.name)
     if not names:
         raise UserError("no baselines to play against: give --baselines a,b")
     for n in names:
@@ -230,30 +226,3 @@ def format_bench(table, name: str) -> str:
     lines.append("penalty diff = mean penalty of the agent minus the baseline's in the same round "
                  "(negative is better)")
     return "\n".join(lines)
-
-
-def bench_tournament(rounds: int = 1_000_000, ratio_rounds: int = 400_000, agents=None) -> dict:
-    """Figures for ``kc-sim bench``: wall time of a ``rounds``-round tournament (2 workers,
-    parquet and summary included, in this process), and the speed-up of 2 workers over 1."""
-    from kc_sim.play.registry import builtin_agents
-    from kc_sim.tournament.run import run_tournament
-
-    if agents is None:
-        known = builtin_agents()
-        agents = ["greedy", "merger"] if {"greedy", "merger"} <= set(known) else ["random", "random"]
-    figures = {"tournament_agents": ",".join(agents)}
-    with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
-        def timed(n, jobs, name):
-            t0 = time.perf_counter()
-            run_tournament(agents, rounds=n, jobs=jobs, out=Path(tmp) / name, quiet=True)
-            return time.perf_counter() - t0
-
-        secs = timed(rounds, 2, "big")
-        figures[f"tournament_{rounds}_rounds_s"] = secs
-        figures["tournament_rounds_per_s"] = rounds / secs
-        one = timed(ratio_rounds, 1, "jobs1")
-        two = timed(ratio_rounds, 2, "jobs2")
-        figures["tournament_jobs1_rounds_per_s"] = ratio_rounds / one
-        figures["tournament_jobs2_rounds_per_s"] = ratio_rounds / two
-        figures["tournament_speedup_2_vs_1"] = one / two
-    return figures

@@ -8,8 +8,13 @@ cards of one rank, so one plane is enough), its base, its top and its size.
 Empty piles have base = top = -1.
 """
 
+# the table and the action ids are the game's (kc_sim.game.cards, kc_sim.game.actions);
+# re-exported so the core reads every number it indexes with from this one module
+from kc_sim.game.actions import MOVE_BASE, N_ACTIONS, STOP  # noqa: F401
+from kc_sim.game.cards import FIRST_CORNER, N_PILES, N_SIDES  # noqa: F401
+from kc_sim.game.variants import N_RULE_CODES
+
 MAX_SEATS = 8
-N_PILES = 8
 MAX_STOCK = 104
 
 # header
@@ -26,8 +31,8 @@ DREW = 9           # card drawn during the current turn, -1 if none
 IDLE = 10          # consecutive idle turns (no action, no draw)
 STOCK_POS = 11     # index in STOCK of the next card to draw
 STOCK_LEN = 12     # number of cards in STOCK (drawn ones included)
-RULES = 13         # the six round switches, in kc_sim.game.rules' R_* order
-FIRST = 19         # seat of the first player
+RULES = 13         # the six round switches, in kc_sim.game.variants' R_* order
+FIRST = RULES + N_RULE_CODES   # seat of the first player
 HAND = 24          # HAND + 2*seat + plane: card masks
 HAND_N = 40        # HAND_N + seat: number of cards in hand
 PILE_MASK = 48     # PILE_MASK + p
@@ -40,8 +45,3 @@ STATE_SIZE = STOCK + MAX_STOCK
 
 END_NONE, END_OUT, END_BLOCKED = 0, 1, 2
 END_NAMES = ("none", "out", "blocked")
-
-# action ids (docs/formats.md, Action ids and text)
-N_ACTIONS = 449
-MOVE_BASE = 416
-STOP = 448

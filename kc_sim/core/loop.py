@@ -29,8 +29,9 @@ from kc_sim.core.layout import (
     WINNER,
 )
 from kc_sim.core.legal import is_legal
+from kc_sim.core.match import match_over, match_winners  # noqa: F401 - loop.match_over is read by the runner and UI
 from kc_sim.core.policy import MEM_SIZE, POLICY_TYPE
-from kc_sim.core.rng import GOLDEN, derive, mix64, scale
+from kc_sim.core.rng import advance, derive, scale
 from kc_sim.core.step import apply, close_turn, deal, next_turn
 from kc_sim.core.views import row_view
 
@@ -45,14 +46,24 @@ M_TOTAL = 3                             # M_TOTAL + seat: penalty total
 MATCH_COLS = M_TOTAL + MAX_SEATS
 
 STATUS_OK, STATUS_ILLEGAL, STATUS_TOO_LONG = 0, 1, 2
-MAX_DECISIONS = 20000     # far above any legal round; a guard against broken policies
+# Why 20000: a legal round cannot come near it. Every card is placed at most once
+# (52 * decks placements), a pile move needs a non-empty side and only a placement on an
+# empty side makes one (4 + 52 * decks moves), the stock gives at most 52 * decks draws,
+# and a turn with no action and no draw is idle: ``players`` of them in a row end the
+# round blocked. So a round has at most (actions + draws + 1) * players turns, about
+# 2,300 decisions with two decks and 8 seats (620 with one deck and 4). The cap only
+# catches a broken policy or core bug (STATUS_TOO_LONG) instead of hanging a run.
+MAX_DECISIONS = 20000
 DEALER_STREAM = 0x6465616C
 SEAT_STREAM = 0x73656174
 ROUND_STREAM = 0x726F756E
 
-# log events written by play_round when given a log array
-LOG_TURN = 1000           # LOG_TURN + seat: a turn opens (the next event of that turn follow)
-LOG_CLOSE = 2000          # LOG_CLOSE + drawn card + 1 (0: nothing drawn): the turn is over
+# Log events written by play_round when given a log array. The log is one int64 array
+# so it stays in compiled code; an entry below N_ACTIONS (449) is an action id, and the
+# turn events are put in ranges of their own above it so one integer says both what
+# happened and its argument:
+LOG_TURN = 1000           # LOG_TURN + seat: a turn opens (the events that follow are that turn's)
+LOG_CLOSE = 2000          # LOG_CLOSE + drawn card + 1 (+0: nothing drawn): the turn is over
 
 POLICIES_TYPE = types.UniTuple(POLICY_TYPE, MAX_SEATS)
 I1 = types.int64[::1]
@@ -60,8 +71,10 @@ I1 = types.int64[::1]
 
 @nb.njit(cache=True)
 def first_dealer(seed, players):
-    """The dealer drawn at random from a seed (docs/rules.md, Seats, dealer and deal)."""
-    return scale(mix64(np.uint64(derive(seed, DEALER_STREAM)) + GOLDEN), players)
+    """The dealer drawn at random from a seed (docs/rules.md, Seats, dealer and deal):
+    the first draw of a generator seeded with the seed's dealer stream."""
+    _, z = advance(np.uint64(derive(seed, DEALER_STREAM)))
+    return scale(z, players)
 
 
 @nb.njit(cache=True)
@@ -160,49 +173,11 @@ def play_rounds(seeds, players, rules, policies, out):
     return -1
 
 
-@nb.njit(cache=True)
-def match_over(kind, n_rounds, rounds_played, totals, active, players):
-    """Is the match over after this round? Updates ``active`` under eliminate_25."""
-    if kind == 1:
-        return rounds_played >= n_rounds
-    if kind == 0:
-        for s in range(players):
-            if totals[s] >= 25:
-                return True
-        return False
-    left = 0
-    for s in range(players):
-        if active[s] and totals[s] >= 25:
-            active[s] = False
-        left += active[s]
-    return left <= 1
-
-
-@nb.njit(cache=True)
-def match_winners(kind, totals, active, last_active, players):
-    """Bit mask of the winners: lowest total (ties share); under eliminate_25 the last one
-    left, or the lowest among those eliminated together in the last round."""
-    pool = np.zeros(players, dtype=np.bool_)
-    for s in range(players):
-        pool[s] = True
-        if kind == 2:
-            pool[s] = active[s] if active.sum() == 1 else last_active[s]
-    best = 1 << 30
-    for s in range(players):
-        if pool[s] and totals[s] < best:
-            best = totals[s]
-    mask = 0
-    for s in range(players):
-        if pool[s] and totals[s] == best:
-            mask |= 1 << s
-    return mask
-
-
 @nb.njit(types.int64(I1, types.int64, I1, types.int64, types.int64, POLICIES_TYPE,
                      types.int64[:, ::1], types.int64[:, ::1], types.int64), cache=True)
 def play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, matches_out, match_base):
-    """Play one match per seed under the match switch (kind 0 to_25, 1 rounds:N,
-    2 eliminate_25), the deal passing left after every round. Round rows go to
+    """Play one match per seed under the match switch (``kind`` a ``MatchKind``; the rule
+    is in ``kc_sim.core.match``), the deal passing left after every round. Round rows go to
     ``rounds_out`` in order (its length must allow every round); returns the number of
     round rows written, or -(1 + row) of a round stopped by a bad policy."""
     st = np.zeros(STATE_SIZE, dtype=np.int64)

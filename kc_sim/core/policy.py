@@ -16,8 +16,9 @@ import numba as nb
 from numba import types
 
 from kc_sim.core.bits import nth_bit, popcount
+from kc_sim.core.ids import place_id
 from kc_sim.core.layout import N_PILES, STOP
-from kc_sim.core.legal import count_moves, hand_mask, nth_play, target_mask
+from kc_sim.core.legal import count_moves, hand_mask, nth_play, place_mask
 from kc_sim.core.rng import below
 
 MEM_SIZE = 64
@@ -34,13 +35,14 @@ def compiled_policy(fn):
 def random_policy(st, seat, mem):
     """A uniformly random legal placement or pile move; stop only when none is left.
 
-    One pass counts the placements pile by pile (keeping each pile's mask in ``mem[1:9]``)
-    and the pile moves; the chosen placement is then read from the kept masks. The choice
-    is the ``below(mem, 0, k)``-th play in ``nth_play``'s order."""
+    The choice is ``nth_play(st, below(mem, 0, count_plays(st)))``. For speed one pass
+    counts the placements pile by pile, keeping each pile's ``place_mask`` in ``mem[1:9]``
+    so that a chosen placement is read from them rather than recomputed (the same order
+    as ``nth_play``; tests/core/test_enumerator.py checks the two agree)."""
     hand = hand_mask(st, seat)
     k = 0
     for p in range(N_PILES):
-        m = hand & target_mask(st, p)
+        m = place_mask(st, hand, p)
         mem[1 + p] = m
         k += popcount(m)
     total = k + count_moves(st)
@@ -53,6 +55,6 @@ def random_policy(st, seat, mem):
         m = mem[1 + p]
         c = popcount(m)
         if r < c:
-            return nth_bit(m, r) * 8 + p
+            return place_id(nth_bit(m, r), p)
         r -= c
     return STOP

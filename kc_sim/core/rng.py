@@ -23,11 +23,18 @@ def mix64(z):
 
 
 @nb.njit(cache=True, inline="always")
+def advance(s):
+    """The generator's step on a uint64 state held in a local: (next state, its uint64)."""
+    s = s + GOLDEN
+    return s, mix64(s)
+
+
+@nb.njit(cache=True, inline="always")
 def next_u64(state, i):
     """Advance the generator held in ``state[i]`` and return its next uint64."""
-    s = np.uint64(state[i]) + GOLDEN
+    s, z = advance(np.uint64(state[i]))
     state[i] = np.int64(s)
-    return mix64(s)
+    return z
 
 
 @nb.njit(cache=True, inline="always")

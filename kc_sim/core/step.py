@@ -9,6 +9,7 @@ import numba as nb
 import numpy as np
 
 from kc_sim.core.bits import popcount
+from kc_sim.core.ids import id_card, id_pile, id_side, is_move, is_place
 from kc_sim.core.layout import (
     ACTIONS,
     DEALER,
@@ -18,10 +19,12 @@ from kc_sim.core.layout import (
     END_BLOCKED,
     END_OUT,
     FIRST,
+    FIRST_CORNER,
     HAND,
     HAND_N,
     IDLE,
-    MOVE_BASE,
+    N_PILES,
+    N_SIDES,
     PENALTY,
     PILE_BASE,
     PILE_MASK,
@@ -38,12 +41,21 @@ from kc_sim.core.layout import (
     WINNER,
 )
 from kc_sim.core.legal import has_play
-from kc_sim.core.rng import GOLDEN, mix64, scale
-from kc_sim.game.cards import KING, KINGS_MASK, RANK, RANK_MASK
-from kc_sim.game.rules import N_RULE_CODES, R_DECKS, R_DRAW, R_LAYOUT_KINGS, R_SCORING
+from kc_sim.core.rng import advance, scale
+from kc_sim.game.cards import KING, KINGS_MASK, N_CARDS, RANK, RANK_MASK
+from kc_sim.game.variants import (
+    N_RULE_CODES,
+    R_DECKS,
+    R_DRAW,
+    R_LAYOUT_KINGS,
+    R_SCORING,
+    Draw,
+    LayoutKings,
+    Scoring,
+)
 
-DRAW_END, DRAW_START, DRAW_IF_STUCK = 0, 1, 2
-
+#: cards dealt to each player
+HAND_SIZE = 7
 #: penalty per rank under scoring=face (index 0 unused): K Q J 10 count 10, A 1, others face value
 FACE_VALUE = np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10], dtype=np.int64)
 
@@ -86,13 +98,13 @@ def put_on_pile(st, p, c):
 def shuffle_stock(st, seed, decks):
     """Write the shuffled deck (52 cards, or 104 with two decks) into the stock area:
     a Fisher-Yates shuffle driven by the core's generator seeded with ``seed``."""
-    n = 52 * decks
+    n = N_CARDS * decks
     for i in range(n):
-        st[STOCK + i] = i % 52
+        st[STOCK + i] = i % N_CARDS
     s = np.uint64(seed)
     for i in range(n - 1, 0, -1):
-        s += GOLDEN
-        j = scale(mix64(s), i + 1)
+        s, z = advance(s)
+        j = scale(z, i + 1)
         t = st[STOCK + i]
         st[STOCK + i] = st[STOCK + j]
         st[STOCK + j] = t
@@ -111,7 +123,7 @@ def clear_table(st, players, dealer, rules):
     st[PLAYERS] = players
     st[DEALER] = dealer
     st[WINNER] = -1
-    for p in range(8):
+    for p in range(N_PILES):
         st[PILE_BASE + p] = -1
         st[PILE_TOP + p] = -1
     st[FIRST] = (dealer + 1) % players
@@ -120,22 +132,22 @@ def clear_table(st, players, dealer, rules):
 
 @nb.njit(cache=True)
 def deal_stock(st, players, dealer, rules):
-    """Deal the deck already in the stock area: 7 cards each, one at a time, from the
+    """Deal the deck already in the stock area: HAND_SIZE (7) cards each, one at a time, from the
     dealer's left; turn up N, E, S, W (layout kings to corners under ``to_corner``);
     the rest is the stock, and the player left of the dealer is to start the first turn
     (``open_turn`` starts it; it is separate so that the dealt position can be recorded)."""
     clear_table(st, players, dealer, rules)
     pos = 0
-    for i in range(7 * players):
+    for i in range(HAND_SIZE * players):
         add_to_hand(st, (dealer + 1 + i) % players, st[STOCK + pos])
         pos += 1
-    for side in range(4):
+    for side in range(N_SIDES):
         while True:
             c = st[STOCK + pos]
             pos += 1
             placed = False
-            if rules[R_LAYOUT_KINGS] == 1 and RANK[c] == KING:
-                for corner in range(4, 8):
+            if rules[R_LAYOUT_KINGS] == LayoutKings.TO_CORNER and RANK[c] == KING:
+                for corner in range(FIRST_CORNER, N_PILES):
                     if st[PILE_TOP + corner] < 0:
                         put_on_pile(st, corner, c)
                         placed = True
@@ -174,7 +186,7 @@ def open_turn(st):
     st[TURN_ACTIONS] = 0
     st[DREW] = -1
     rule = st[RULES + R_DRAW]
-    if rule == DRAW_START or (rule == DRAW_IF_STUCK and not has_play(st)):
+    if rule == Draw.START or (rule == Draw.IF_STUCK and not has_play(st)):
         draw(st)
 
 
@@ -182,7 +194,7 @@ def open_turn(st):
 def close_turn(st):
     """End the current turn after a stop: draw under draw=end, then end the round as
     blocked once every player in a row has had an idle turn (no action, no draw)."""
-    if st[RULES + R_DRAW] == DRAW_END:
+    if st[RULES + R_DRAW] == Draw.END:
         draw(st)
     if st[TURN_ACTIONS] == 0 and st[DREW] < 0:
         st[IDLE] += 1
@@ -201,15 +213,15 @@ def next_turn(st):
 
 @nb.njit(cache=True)
 def penalty_of_masks(lo, hi, scoring):
-    """Penalty of a hand given as its two planes: scoring 0 = kings10 (K 10, others 1),
-    1 = face (K Q J 10 count 10, A 1, others their face value)."""
+    """Penalty of a hand given as its two planes: ``Scoring.KINGS10`` (K 10, others 1) or
+    ``Scoring.FACE`` (K Q J 10 count 10, A 1, others their face value)."""
     total = 0
     for m in (lo, hi):
-        if scoring == 0:
+        if scoring == Scoring.KINGS10:
             k = popcount(m & KINGS_MASK)
             total += 10 * k + popcount(m) - k
         else:
-            for r in range(1, 14):
+            for r in range(1, KING + 1):
                 total += FACE_VALUE[r] * popcount(m & RANK_MASK[r])
     return total
 
@@ -263,11 +275,10 @@ def move_pile(st, s, p):
 def apply(st, a):
     """Apply a legal action id: place, move a pile, or stop (which ends the turn and,
     unless the round ends, starts the next player's)."""
-    if a < MOVE_BASE:
-        place(st, a >> 3, a & 7)
-    elif a < MOVE_BASE + 32:
-        m = a - MOVE_BASE
-        move_pile(st, m >> 3, m & 7)
+    if is_place(a):
+        place(st, id_card(a), id_pile(a))
+    elif is_move(a):
+        move_pile(st, id_side(a), id_pile(a))
     else:
         close_turn(st)
         if not st[DONE]:

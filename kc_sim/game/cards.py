@@ -20,8 +20,12 @@ SUITS = "CDHS"
 RANKS = "A23456789TJQK"
 SUIT_SYMBOLS = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
 PILES = ("N", "E", "S", "W", "NE", "SE", "SW", "NW")
-SIDES = range(4)
-CORNERS = range(4, 8)
+#: the table: piles 0..3 are the sides (N E S W), 4..7 the corners (NE SE SW NW)
+N_SIDES = 4
+FIRST_CORNER = N_SIDES
+N_PILES = len(PILES)
+SIDES = range(N_SIDES)
+CORNERS = range(FIRST_CORNER, N_PILES)
 KING = 13
 ACE = 1
 

@@ -14,16 +14,29 @@ from dataclasses import dataclass
 import numpy as np
 
 from kc_sim.errors import UserError
+from kc_sim.game.variants import (  # noqa: F401 - the R_* indices are re-exported for their users
+    MATCH_TARGET,
+    N_RULE_CODES,
+    R_DECKS,
+    R_DRAW,
+    R_KING_ON_EMPTY_SIDE,
+    R_LAYOUT_KINGS,
+    R_MUST_PLAY_KINGS,
+    R_SCORING,
+    Draw,
+    LayoutKings,
+    MatchKind,
+    Scoring,
+    names,
+)
 
-DRAW = ("end", "start", "if_stuck")
-LAYOUT_KINGS = ("stay", "to_corner")
-SCORING = ("kings10", "face")
-MATCH_HELP = "to_25, rounds:N (N >= 1), eliminate_25"
+# the value names, in the order of their numbers in the compiled rule vector (variants)
+DRAW = names(Draw)
+LAYOUT_KINGS = names(LayoutKings)
+SCORING = names(Scoring)
+MATCH_KIND_NAMES = names(MatchKind)
+MATCH_HELP = f"to_{MATCH_TARGET}, rounds:N (N >= 1), eliminate_{MATCH_TARGET}"
 _BOOLS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
-
-#: Index of each round switch in the int64 array handed to the compiled core.
-R_DRAW, R_LAYOUT_KINGS, R_KING_ON_EMPTY_SIDE, R_DECKS, R_MUST_PLAY_KINGS, R_SCORING = range(6)
-N_RULE_CODES = 6
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,11 @@ class RuleSet:
     def match_kind(self) -> str:
         """``to_25``, ``rounds`` or ``eliminate_25``."""
         return _parse_match(self.match)[0]
+
+    @property
+    def match_code(self) -> MatchKind:
+        """The match kind as the compiled core's number (``kc_sim.game.variants.MatchKind``)."""
+        return MatchKind(MATCH_KIND_NAMES.index(self.match_kind))
 
     @property
     def match_rounds(self) -> int:
@@ -121,12 +139,12 @@ def _check_choice(name: str, value, allowed) -> None:
 
 def _parse_match(value: str) -> tuple[str, int]:
     v = str(value)
-    if v in ("to_25", "eliminate_25"):
+    if v in (MATCH_KIND_NAMES[MatchKind.TO_25], MATCH_KIND_NAMES[MatchKind.ELIMINATE_25]):
         return v, 0
-    if v.startswith("rounds:"):
+    if v.startswith(MATCH_KIND_NAMES[MatchKind.ROUNDS] + ":"):
         n = v.split(":", 1)[1]
         if n.isdigit() and int(n) >= 1:
-            return "rounds", int(n)
+            return MATCH_KIND_NAMES[MatchKind.ROUNDS], int(n)
     raise UserError(f"bad rule value match={value!r}: expected one of {MATCH_HELP}")
 
 

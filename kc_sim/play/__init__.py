@@ -1,3 +1,25 @@
-"""Playing rounds and matches between agents: the agent interfaces and their registry, the
-Python step API (:class:`~kc_sim.play.game.Game`), what a seat may see, the seat driver
-and the runner. Built on :mod:`kc_sim.core`."""
+"""Playing rounds and matches between agents, built on :mod:`kc_sim.core`:
+
+* the agent interfaces (:class:`PythonAgent`, :class:`AgentSpec`, ``kc_sim.play.agent``) and
+  their registry (:func:`load_agent`, ``kc_sim.play.registry``);
+* the Python step API (:class:`Game`, ``kc_sim.play.game``) and what a seat may see
+  (:class:`SeatView`, ``kc_sim.play.observation``);
+* the seat driver (``kc_sim.play.seat``), a match driven from Python (``kc_sim.play.match``)
+  and the runner (:func:`play_rounds`, :func:`play_matches`, ``kc_sim.play.runner``) with its
+  Python loop (``kc_sim.play.python_loop``) and faults (``kc_sim.play.faults``);
+* game records of rounds played here (:func:`record_round`, ``kc_sim.play.recorded``).
+
+    from kc_sim.play import play_rounds
+    rows = play_rounds(["greedy", "random"], range(1000), "classic")
+"""
+
+from kc_sim.play.agent import AgentSpec, PythonAgent
+from kc_sim.play.faults import AgentFault
+from kc_sim.play.game import Game, IllegalActionError
+from kc_sim.play.observation import SeatView
+from kc_sim.play.recorded import record_round
+from kc_sim.play.registry import load_agent
+from kc_sim.play.runner import play_matches, play_rounds
+
+__all__ = ["AgentFault", "AgentSpec", "Game", "IllegalActionError", "PythonAgent", "SeatView", "load_agent",
+           "play_matches", "play_rounds", "record_round"]

@@ -198,25 +198,30 @@ class Game:
         return SeatView.from_game(self, scores)
 
     # --- playing -------------------------------------------------------------------
-    def play(self, action: int | str) -> None:
-        """Apply a legal action (id or text); stop ends the turn and starts the next one."""
+    def play(self, action: int | str) -> tuple[bool, int | None]:
+        """Apply a legal action (id or text); stop ends the turn and starts the next one.
+
+        Returns (closed, drew): whether the action ended the turn (a stop, or the last card
+        of the hand) and the card drawn in that turn (None if none), which callers that log
+        turns need before the next turn opens. An illegal action raises
+        :class:`IllegalActionError` saying why (:func:`why_illegal`), nothing applied."""
         a = parse_action(action) if isinstance(action, str) else int(action)
-        if self.over:
-            raise IllegalActionError(f"the round is over; no action {action_text(a)} possible")
-        if not is_legal(self.state, a):
-            raise IllegalActionError(
-                f"illegal action {action_text(a)} for seat {self.seat}; legal: {' '.join(self.legal_texts())}"
-            )
+        legal = not self.over and 0 <= a < L.N_ACTIONS and is_legal(self.state, a)
+        reason = None if legal else why_illegal(self, a)
+        if reason is not None:
+            text = action_text(a) if 0 <= a < L.N_ACTIONS else str(a)
+            listed = f"; legal: {' '.join(self.legal_texts())}" if not self.over else ""
+            raise IllegalActionError(f"illegal action {text} for seat {self.seat}: {reason}{listed}")
+        if a == L.STOP:
+            # stop in two halves, as the compiled step does in one: close the turn (drawing
+            # under draw=end), read what it drew, then open the next player's turn
+            close_turn(self.state)
+            drew = self.drew
+            if not self.over:
+                next_turn(self.state)
+            return True, drew
         apply(self.state, a)
-
-    def stop_split(self) -> tuple[int | None, bool]:
-        """Stop in two halves, for callers that log turns: close the turn (draw under
-        draw=end) and report (card drawn this turn, round over); call ``next_turn`` after."""
-        close_turn(self.state)
-        return self.drew, self.over
-
-    def next_turn(self) -> None:
-        next_turn(self.state)
+        return (True, self.drew) if self.over else (False, None)
 
     def snapshot(self) -> dict:
         """Dealer, hands, piles and stock as lists of card ids (``initial`` is the one right after the layout)."""
@@ -229,22 +234,24 @@ class Game:
 
 
 def why_illegal(game: Game, a: int) -> str | None:
-    """Why action ``a`` is not legal now (for a person), or None if it is."""
+    """Why action ``a`` is not legal now, in words for a person (``kc-sim play``, ``kc-sim
+    replay``, :meth:`Game.play`), or None if it is. The verdict is the compiled core's
+    (``is_legal``); the reference engine keeps its own reading
+    (``kc_sim.game.reference.RefRound.why_illegal``), and a test holds the two to the same verdicts."""
     a = int(a)
     if game.over:
         return "the round is over"
     if not 0 <= a < L.N_ACTIONS:
         return f"no such action id {a} (expected 0 to {L.N_ACTIONS - 1})"
-    if game.legal_mask()[a]:
+    if is_legal(game.state, a):
         return None
-    piles = game.piles
     if a == L.STOP:
         return "you may not stop while you hold a king and a corner is empty (must_play_kings=true)"
     if a < L.MOVE_BASE:
         c, p = divmod(a, 8)
         if c not in game.hand(game.seat):
             return f"{cards.card_text(c)} is not in your hand (your hand: {cards.hand_text(game.hand(game.seat))})"
-        target = piles[p]
+        target = game.pile(p)
         if target:
             top = target[-1]
             if cards.RANK[top] == 1:
@@ -256,7 +263,7 @@ def why_illegal(game: Game, a: int) -> str | None:
             return f"the empty corner {cards.PILES[p]} takes nothing but a king"
         return f"the empty side {cards.PILES[p]} takes no king (king_on_empty_side=false)"
     s, p = divmod(a - L.MOVE_BASE, 8)
-    moving, target = piles[s], piles[p]
+    moving, target = game.pile(s), game.pile(p)
     if not moving:
         return f"side {cards.PILES[s]} is empty: there is no pile to move"
     if s == p:

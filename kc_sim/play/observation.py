@@ -19,23 +19,28 @@ import numpy as np
 
 from kc_sim.core import layout as L
 from kc_sim.core.bits import lowest
-from kc_sim.core.legal import can_move, stop_legal, target_mask
+from kc_sim.core.ids import place_id
+from kc_sim.core.legal import move_mask, place_mask, stop_legal
 from kc_sim.game.actions import action_text
-from kc_sim.game.cards import N_CARDS, RANK
+from kc_sim.game.cards import N_CARDS, PILES, RANK, card_text
 
 # --- the visible-state buffer (int64) -----------------------------------------------------
 V_SEAT, V_PLAYERS, V_STOCK, V_TURN_ACTIONS, V_DREW, V_HAND, V_HAND2, V_NLEGAL = range(8)
 V_HAND_N = 8            # + seat: hand sizes (MAX_SEATS)
 V_PILE_MASK = V_HAND_N + L.MAX_SEATS   # + p
-V_PILE_BASE = V_PILE_MASK + 8          # + p
-V_PILE_TOP = V_PILE_BASE + 8           # + p
-V_LEGAL = V_PILE_TOP + 8               # legal action ids, ascending
+V_PILE_BASE = V_PILE_MASK + L.N_PILES  # + p
+V_PILE_TOP = V_PILE_BASE + L.N_PILES   # + p
+V_LEGAL = V_PILE_TOP + L.N_PILES       # legal action ids, ascending
 VIEW_SIZE = V_LEGAL + L.N_ACTIONS
 
 
 @nb.njit(cache=True)
 def fill_view(st, vis):
-    """Copy what the seat to act may see into ``vis``; returns the number of legal actions."""
+    """Copy what the seat to act may see into ``vis``; returns the number of legal actions.
+
+    The legal ids are those of ``legal_mask``, ascending (tests/core/test_enumerator.py):
+    the placements card by card from the 8 ``place_mask``s (held in a tuple, no array),
+    then the bits of ``move_mask``, then stop."""
     seat = st[L.SEAT]
     players = st[L.PLAYERS]
     vis[V_SEAT] = seat
@@ -48,28 +53,28 @@ def fill_view(st, vis):
     vis[V_HAND2] = st[L.HAND + 2 * seat + 1]
     for s in range(L.MAX_SEATS):
         vis[V_HAND_N + s] = st[L.HAND_N + s] if s < players else 0
-    for p in range(8):
+    for p in range(L.N_PILES):
         vis[V_PILE_MASK + p] = st[L.PILE_MASK + p]
         vis[V_PILE_BASE + p] = st[L.PILE_BASE + p]
         vis[V_PILE_TOP + p] = st[L.PILE_TOP + p]
     n = V_LEGAL
     if not st[L.DONE]:
-        tm = (target_mask(st, 0), target_mask(st, 1), target_mask(st, 2), target_mask(st, 3),
-              target_mask(st, 4), target_mask(st, 5), target_mask(st, 6), target_mask(st, 7))
-        m = hand & (tm[0] | tm[1] | tm[2] | tm[3] | tm[4] | tm[5] | tm[6] | tm[7])
+        pm = (place_mask(st, hand, 0), place_mask(st, hand, 1), place_mask(st, hand, 2),
+              place_mask(st, hand, 3), place_mask(st, hand, 4), place_mask(st, hand, 5),
+              place_mask(st, hand, 6), place_mask(st, hand, 7))
+        m = pm[0] | pm[1] | pm[2] | pm[3] | pm[4] | pm[5] | pm[6] | pm[7]
         while m:
             c = lowest(m)
             m &= m - 1
-            for p in range(8):
-                if (tm[p] >> c) & 1:
-                    vis[n] = c * 8 + p
+            for p in range(L.N_PILES):
+                if (pm[p] >> c) & 1:
+                    vis[n] = place_id(c, p)
                     n += 1
-        for s in range(4):
-            if st[L.PILE_BASE + s] >= 0:
-                for p in range(8):
-                    if can_move(st, s, p):
-                        vis[n] = L.MOVE_BASE + s * 8 + p
-                        n += 1
+        mm = move_mask(st)
+        while mm:
+            vis[n] = L.MOVE_BASE + lowest(mm)
+            mm &= mm - 1
+            n += 1
         if stop_legal(st):
             vis[n] = L.STOP
             n += 1
@@ -198,28 +203,26 @@ class SeatView:
     @_lazy
     def pile_masks(self) -> tuple[int, ...]:
         """The 8 piles as card masks (N E S W NE SE SW NW)."""
-        return tuple(self._v[V_PILE_MASK:V_PILE_MASK + 8])
+        return tuple(self._v[V_PILE_MASK:V_PILE_MASK + L.N_PILES])
 
     @_lazy
     def tops(self) -> tuple[int, ...]:
         """Top card of each pile, -1 for an empty pile."""
-        return tuple(self._v[V_PILE_TOP:V_PILE_TOP + 8])
+        return tuple(self._v[V_PILE_TOP:V_PILE_TOP + L.N_PILES])
 
     @_lazy
     def bases(self) -> tuple[int, ...]:
         """Base card of each pile, -1 for an empty pile."""
-        return tuple(self._v[V_PILE_BASE:V_PILE_BASE + 8])
+        return tuple(self._v[V_PILE_BASE:V_PILE_BASE + L.N_PILES])
 
     @_lazy
     def piles(self) -> tuple[tuple[int, ...], ...]:
         """The 8 piles' cards, base first (ranks descend from the base)."""
         neg = _NEG_RANK.__getitem__
         return tuple(tuple(sorted(mask_cards(m), key=neg)) if m else ()
-                     for m in self._v[V_PILE_MASK:V_PILE_MASK + 8])
+                     for m in self._v[V_PILE_MASK:V_PILE_MASK + L.N_PILES])
 
     def __repr__(self) -> str:
-        from kc_sim.game.cards import PILES, card_text
-
         piles = " ".join(f"{PILES[p]}:{''.join(card_text(c) for c in pile)}" for p, pile in enumerate(self.piles) if pile)
         return (f"SeatView(seat={self.seat}, hand={' '.join(card_text(c) for c in self.hand)}, piles={piles}, "
                 f"stock={self.stock_size}, hand_sizes={self.hand_sizes}, legal={' '.join(self.legal_text)})")

@@ -36,7 +36,8 @@ from kc_sim.core.policy import POLICY_SIG
 from kc_sim.errors import UserError
 from kc_sim.play.agent import AgentSpec, PythonAgent
 
-__all__ = ["BASELINES", "GROUP", "builtin_agents", "builtin_names", "builtin_labels", "load_agent",
+__all__ = ["BASELINES", "GROUP", "broken_agents", "builtin_agents", "builtin_names", "builtin_labels", "load_agent",
+           "load_agents", "parse_agent_list",
            "spec_from_object"]
 
 #: the entry-point group agents are registered in
@@ -76,7 +77,23 @@ def _registered(name: str) -> AgentSpec:
 def builtin_agents() -> dict[str, AgentSpec]:
     """Every registered agent by name, aliases included (an alias maps to the canonical spec).
     This imports them all; :func:`load_agent` imports only the one asked for."""
-    return {n: _registered(n) for n in _entries()}
+    return {n: spec for n, spec in _import_all().items() if isinstance(spec, AgentSpec)}
+
+
+def broken_agents() -> dict[str, str]:
+    """Registered names whose entry cannot be imported, with the one-line reason; they are left
+    out of :func:`builtin_agents` so one broken plugin does not hide the others."""
+    return {n: e for n, e in _import_all().items() if isinstance(e, str)}
+
+
+def _import_all() -> dict:
+    out = {}
+    for n in _entries():
+        try:
+            out[n] = _registered(n)
+        except UserError as e:
+            out[n] = str(e)
+    return out
 
 
 def builtin_names() -> list[str]:
@@ -131,6 +148,39 @@ def load_agent(name) -> AgentSpec:
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.5)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise UserError(f"unknown agent {name!r}{hint}: known agents are {_known_text()}, {LOAD_HELP}")
+
+
+def load_agents(agents) -> list[AgentSpec]:
+    """:func:`load_agent` for each of ``agents`` (names or AgentSpecs; a ``"a,b"`` text too)."""
+    if isinstance(agents, str):
+        agents = parse_agent_list(agents)
+    return [load_agent(a) for a in agents]
+
+
+def parse_agent_list(text, what: str = "--agents") -> list[str]:
+    """``"greedy, merger"`` -> ``["greedy", "merger"]``: agent names separated by commas,
+    blanks around them dropped (a list or tuple of names is taken as already split). An
+    empty name (``"greedy,,merger"``, a trailing comma) is a one-line UserError naming ``what``."""
+    parts = text.split(",") if isinstance(text, str) else list(text)
+    names = [str(p).strip() for p in parts]
+    for i, n in enumerate(names):
+        if not n:
+            raise UserError(f"bad {what} {text!r}: name {i + 1} of {len(names)} is empty "
+                            "(give agent names separated by commas, e.g. greedy,merger)")
+    return names
+
+
+def short_name(name: str) -> str:
+    """An agent's name without its module or file: ``Name`` for ``path/file.py:Name``
+    or ``package.module:Name``."""
+    return name.rsplit(":", 1)[-1]
+
+
+def base_label(label: str) -> str:
+    """The agent behind a label: ``greedy#2`` -> ``greedy`` (a copy in self-play),
+    ``pkg.mod:Name`` -> ``Name``."""
+    head, _, tail = label.rpartition("#")
+    return short_name(head if head and tail.isdigit() else label)
 
 
 def _with_option(key: str):

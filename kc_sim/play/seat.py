@@ -1,78 +1,182 @@
-"""The seat driver: any kc-sim agent (compiled policy or Python agent) played seat by seat
-from Python on a ``Game``, exactly as the runner does (same seeds, same play)."""
+"""The seat driver: kc-sim agents (compiled policies or Python agents) played seat by seat
+from Python. The runner's Python loop, ``kc-sim play``, the PettingZoo env's agent policies
+and ``kc-sim record`` all go through :class:`SeatedAgents`, so an agent plays the same
+everywhere for the same seeds.
+
+What the driver does, once for every caller:
+
+* **Hooks.** A Python agent gets one instance per match seat; ``new_match`` is called at
+  the start of a match, ``start_round`` (which reseeds ``self.rng`` and calls ``new_round``)
+  before every round.
+* **Reseeding.** Before every round each seat's policy memory is zeroed and seeded from
+  the round seed (``kc_sim.core.loop.seed_policies``), exactly as the compiled loop does; a
+  Python agent's seed for the round is its row's seed word.
+* **Calling.** A compiled policy is called with the round state, its round seat and its
+  memory row; a Python agent with the :class:`~kc_sim.play.observation.SeatView` of its seat.
+* **Coercing.** What the agent returns becomes an action id (:func:`as_action`); anything
+  else, or an exception, becomes a :class:`SeatFault` naming the agent and the seat.
+"""
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
-from kc_sim.core import layout as L
-from kc_sim.core import loop
+from kc_sim.core import layout
+from kc_sim.core.loop import seed_policies
 from kc_sim.core.policy import MEM_SIZE
 from kc_sim.errors import UserError
-from kc_sim.game.rules import parse_rules
-from kc_sim.play.game import Game
-from kc_sim.play.runner import as_action
+from kc_sim.game.actions import action_text, parse_action
+from kc_sim.game.rules import RuleSet, parse_rules
+from kc_sim.play.agent import AgentSpec
+from kc_sim.play.observation import SeatView
+from kc_sim.play.registry import load_agent
+
+__all__ = ["SeatedAgents", "SeatFault", "as_action", "ACTION_HELP"]
+
+ACTION_HELP = "an action id 0-448 or its text (7H>E, N>E, stop)"
+_TEXT_IDS = {action_text(a): a for a in range(layout.N_ACTIONS)}
 
 
-class SeatAgent:
-    """One player: any kc-sim agent, driven from Python on a :class:`~kc_sim.play.game.Game`.
+def as_action(value) -> int:
+    """An action id from what an agent returned, or -1 when it is not an action."""
+    if isinstance(value, bool):
+        return -1
+    if isinstance(value, str):
+        a = _TEXT_IDS.get(value)
+        if a is not None:
+            return a
+        try:
+            return parse_action(value)
+        except UserError:
+            return -1
+    try:
+        a = operator.index(value)
+    except TypeError:
+        return -1
+    return a if 0 <= a < layout.N_ACTIONS else -1
 
-    ``agent`` is an agent name (``greedy``, ``module:Name``, ``file.py:Name``) or an
-    :class:`~kc_sim.play.agent.AgentSpec`. Call :meth:`new_match` once per match (optional: the
-    first :meth:`new_round` calls it), :meth:`new_round` before each round with the round
-    seat it plays, then :meth:`act` at each of its decisions. A compiled policy is called
-    with the round state, its seat and its memory row, seeded with
-    ``kc_sim.core.loop.seed_policies`` from the round seed; a Python agent (one instance
-    per match) gets a :class:`~kc_sim.play.observation.SeatView`; both exactly as in the runner."""
 
-    def __init__(self, agent):
-        from kc_sim.play.registry import load_agent
+def short_repr(value, limit: int = 80) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
-        self.spec = load_agent(agent)
-        self.name = self.spec.name
-        self.mem = np.zeros((L.MAX_SEATS, MEM_SIZE), dtype=np.int64)
-        self.instance = None
-        self.seat = None
-        self._matched = False
 
-    @property
-    def compiled(self) -> bool:
-        return self.spec.compiled
+def _raised(e: BaseException, where: str = "") -> str:
+    """``raised KeyError in new_round: 'x'`` - what an agent's exception says, on one line."""
+    return f"raised {type(e).__name__}{where}: {' '.join(str(e).split())}"
 
-    def new_match(self, seat: int, players: int, rules) -> None:
-        """Start a match at match seat ``seat`` (a Python agent gets a fresh instance)."""
-        if not self.compiled:
-            self.instance = self.spec.factory()
-            self.instance.new_match(int(seat), int(players), parse_rules(rules))
-        self._matched = True
 
-    def new_round(self, seat: int, players: int, rules, round_seed: int) -> None:
-        """Prepare the round dealt from ``round_seed`` in which this player sits at round seat ``seat``."""
-        seat, players, rules = int(seat), int(players), parse_rules(rules)
-        if not self._matched:
-            self.new_match(seat, players, rules)
-        loop.seed_policies(self.mem, int(round_seed), players)
-        self.seat = seat
-        if self.instance is not None:
-            self.instance.start_round(seat, players, rules, int(self.mem[seat, 0]))
+class SeatFault(UserError):
+    """An agent broke the contract at a seat: ``kind`` is ``raised``, ``not an action``,
+    ``illegal`` or ``too long``; ``what`` says what it did (``raised KeyError: ...``).
+    ``seat`` is the round seat (the match seat for a ``new_match`` hook); ``action`` the
+    offending action's text, if any. The message names the agent."""
 
-    def act(self, game: Game, scores=()) -> int:
-        """The agent's action id at its decision (its seat must be the seat to act).
-        Raises UserError naming the agent if it returns something that is not an action."""
-        s = self.seat
-        if s is None:
-            raise UserError(f"agent {self.name!r}: call new_round before act")
-        if s != game.seat:
-            raise UserError(f"agent {self.name!r} plays seat {s}, but seat {game.seat} is to act")
-        if self.compiled:
-            return int(self.spec.policy(game.state, s, self.mem[s]))
-        from kc_sim.play.observation import SeatView
+    def __init__(self, agent: str, seat: int, kind: str, what: str, action: str | None = None, *,
+                 hook: str | None = None):
+        super().__init__(f"agent {agent!r} (seat {seat}) {what}")
+        self.agent, self.seat, self.kind, self.what, self.action, self.hook = agent, seat, kind, what, action, hook
 
-        value = self.instance.act(SeatView.from_game(game, scores))
+
+class SeatedAgents:
+    """The agents of one run by match seat (an AgentSpec, an agent name, or None for a seat
+    someone else plays, e.g. a person), with their policy memory.
+
+    Call :meth:`new_match` before each match, :meth:`new_round` before each round (with the
+    round seed and the map round seat -> match seat), then :meth:`act` (on a
+    :class:`~kc_sim.play.game.Game`) or :meth:`decide` (on a bare state) at each decision of
+    an agent's seat. Failures raise :class:`SeatFault`."""
+
+    def __init__(self, agents, rules: RuleSet | str):
+        self.specs: list[AgentSpec | None] = [None if a is None else load_agent(a) for a in agents]
+        self.names = [None if a is None else a.name for a in self.specs]
+        self.rules = parse_rules(rules)
+        self.instances = [None if a is None or a.compiled else a.factory() for a in self.specs]
+        self.mem = np.zeros((layout.MAX_SEATS, MEM_SIZE), dtype=np.int64)
+        self.mem_rows = [self.mem[s] for s in range(layout.MAX_SEATS)]
+        self.seat_map: list[int] = []
+        #: by round seat, for the current round: the Python agent's ``act`` (None for other seats)
+        self.round_acts: list = []
+        #: by round seat, for the current round: the compiled policy (None for other seats)
+        self.round_policies: list = []
+
+    def new_match(self) -> None:
+        """Start a match: every Python agent's ``new_match`` hook, with its match seat."""
+        players = len(self.specs)
+        for m, inst in enumerate(self.instances):
+            if inst is not None:
+                try:
+                    inst.new_match(m, players, self.rules)
+                except Exception as e:      # an agent's hook raising is a fault too
+                    raise SeatFault(self.names[m], m, "raised", _raised(e, " in new_match"),
+                                    hook="new_match") from e
+
+    def new_round(self, round_seed: int, seat_map) -> None:
+        """Prepare the round dealt from ``round_seed`` whose round seat s is match seat
+        ``seat_map[s]``: seed every seat's memory, then each Python agent's ``start_round``."""
+        seat_map = [int(m) for m in seat_map]
+        k = len(seat_map)
+        seed_policies(self.mem, int(round_seed), k)
+        self.seat_map = seat_map
+        self.round_acts = [None] * k
+        self.round_policies = [None] * k
+        seeds = None
+        for s, m in enumerate(seat_map):
+            spec, inst = self.specs[m], self.instances[m]
+            if spec is None:
+                continue
+            if inst is None:
+                self.round_policies[s] = spec.policy
+                continue
+            if seeds is None:
+                seeds = self.mem[:k, 0].tolist()
+            try:
+                inst.start_round(s, k, self.rules, seeds[s])
+            except Exception as e:
+                raise SeatFault(self.names[m], s, "raised", _raised(e, " in new_round")) from e
+            self.round_acts[s] = inst.act
+
+    def name(self, s: int) -> str | None:
+        """The name of the agent at round seat ``s`` (None for a seat no agent plays)."""
+        return self.names[self.seat_map[s]]
+
+    def plays(self, s: int) -> bool:
+        """Does an agent play round seat ``s`` this round?"""
+        return self.specs[self.seat_map[s]] is not None
+
+    def decide(self, s: int, st, observe) -> int:
+        """The action id the agent at round seat ``s`` chooses in state ``st``: a compiled
+        policy is called with ``(st, s, memory row)``, a Python agent with ``observe()``
+        (its SeatView). Raises SeatFault if it raises or returns something that is not an
+        action (the id is not checked for legality here)."""
+        act = self.round_acts[s]
+        try:
+            value = act(observe()) if act is not None else self.round_policies[s](st, s, self.mem_rows[s])
+        except Exception as e:
+            raise SeatFault(self.name(s), s, "raised", _raised(e)) from e
+        return self.checked(s, value)
+
+    def checked(self, s: int, value) -> int:
+        """``value`` returned by the agent at round seat ``s`` as an action id, else SeatFault."""
+        if type(value) is int and 0 <= value < layout.N_ACTIONS:
+            return value
         a = as_action(value)
         if a < 0:
-            raise UserError(f"agent {self.name!r} (seat {s}) returned {value!r}, which is not an action "
-                            "(expected an action id 0-448 or its text such as 7H>E, N>E, stop)")
+            text = short_repr(value)
+            raise SeatFault(self.name(s), s, "not an action",
+                            f"returned {text}, which is not an action (expected {ACTION_HELP})", text)
         return a
 
-
+    def act(self, game, scores=()) -> int:
+        """The action id of the agent at the seat to act of ``game`` (a
+        :class:`~kc_sim.play.game.Game` dealt from the round seed given to :meth:`new_round`);
+        ``scores`` are the match totals by round seat."""
+        s = game.seat
+        if s >= len(self.seat_map):
+            raise UserError(f"seat {s} is to act, but no round was started for it: call new_round first")
+        if not self.plays(s):
+            raise UserError(f"seat {s} is to act, but no agent plays it")
+        return self.decide(s, game.state, lambda: SeatView.from_game(game, scores))

@@ -11,21 +11,14 @@ import json
 import os
 from pathlib import Path
 
-import numpy as np
-
 from kc_sim.core import layout as L
 from kc_sim.core.loop import (
     LOG_CLOSE,
     LOG_TURN,
-    MAX_DECISIONS,
-    play_round,
-    seed_policies,
 )
-from kc_sim.core.policy import MEM_SIZE
 from kc_sim.game.actions import action_text
 from kc_sim.game.cards import PILES, card_text
 from kc_sim.game.rules import RuleSet
-from kc_sim.play.game import Game
 
 FORMAT = "kc-sim/game/1"
 
@@ -66,35 +59,6 @@ def make_record(*, rules: RuleSet, names, seed: int, initial: dict, turns: list[
         "turns": turns,
         "result": {"end": end, "winner": winner, "penalties": [int(p) for p in penalties]},
     }
-
-
-def dealt_position(seed: int, players: int, dealer: int, rules: RuleSet) -> dict:
-    """The position a record starts from: hands as dealt, table after the layout, the
-    stock, before the first turn opens (and, under draw=start, draws)."""
-    return Game(players, rules, seed, dealer).initial
-
-
-def record_compiled_round(policies, names, seed: int, dealer: int, rules: RuleSet, *, seat_map=None,
-                          match: int = 0, round: int = 0) -> tuple[dict, int, int]:
-    """Deal from ``seed`` and play one round of compiled policies with the event log on.
-    Returns (record, status, bad action); status is the core loop's (0 ok)."""
-    players = len(names)
-    g = Game(players, rules, seed, dealer)
-    st = g.state
-    mem = np.zeros((L.MAX_SEATS, MEM_SIZE), dtype=np.int64)
-    seed_policies(mem, seed, players)
-    log = np.zeros(3 * MAX_DECISIONS, dtype=np.int64)
-    seat_map = np.arange(L.MAX_SEATS) if seat_map is None else np.asarray(seat_map, dtype=np.int64)
-    status, bad, n = play_round(st, tuple(policies), seat_map, mem, log)
-    winner = int(st[L.WINNER])
-    rec = make_record(
-        rules=rules, names=names, seed=seed, initial=g.initial, turns=turns_from_log(log[:n]),
-        end=L.END_NAMES[int(st[L.END])] if st[L.DONE] else "unfinished",
-        winner=winner if winner >= 0 else None,
-        penalties=st[L.PENALTY:L.PENALTY + players] if st[L.DONE] else [],
-        match=match, round=round,
-    )
-    return rec, int(status), int(bad)
 
 
 def write_records(path, records) -> Path:

@@ -1,4 +1,4 @@
-"""The run folder on disk: parquet schemas, writing parts, reading a run back.
+"""The run folder on disk: its files, writing parts atomically, reading a run back.
 
 Layout of a run folder (see docs/tournaments.md and docs/formats.md)::
 
@@ -9,30 +9,13 @@ Layout of a run folder (see docs/tournaments.md and docs/formats.md)::
     summary.parquet      per-agent figures, head-to-head rows with more than two agents
     records.jsonl        (with --records K) K game records
 
-Round columns (``k`` seats; seats are match seats when matches are played):
+The columns of the parts are defined in :mod:`kc_sim.tournament.schema`. The parent
+writes a part under a hidden temporary name and renames it, so a part is complete or
+absent; a reader takes the parts one at a time (:func:`iter_codes`, :func:`run_tally`)
+or all of them as pandas (:func:`read_rounds`).
 
-=================  ==============  ==================================================
-chunk              int32           chunk that played the round (part file number)
-lineup             int16           line-up index (manifest ``schedule.lineups``)
-group              int64           rotation group = deal number (same deals in every line-up)
-rotation           int8            seating rotation r: line-up position i sits in seat (i + r) % k
-match              int64, null     match id when matches are played
-match_round        int16, null     round number in the match (0 first)
-seed               int64           deal seed of the round
-players            int8            seats dealt in (fewer than k after an elimination)
-dealer, first      int8            dealer seat, seat of the first player
-agent_<s>          dictionary      agent name in seat s (one dictionary for the run)
-penalty_<s>        int16, null     penalty of seat s (null: seat not in the round)
-winner             int8, null      winning seat, null when the round was blocked
-winner_agent       dictionary      its agent name, null when blocked
-end                dictionary      ``out`` or ``blocked``
-turns, actions     int32           turns started, placements and pile moves made
-stock_left         int16           cards left in the stock
-=================  ==============  ==================================================
-
-Match columns: chunk, lineup, group, rotation, match, seed (match seed), rounds,
-agent_<s>, total_<s> (int32 penalty total), winners (int16 bit mask of the seats
-sharing the win), win_<s> (bool: seat s shares the win).
+pyarrow and pandas are imported inside the functions that need them, so that the
+tournament can check a run folder and start its workers before paying for them.
 """
 
 from __future__ import annotations
@@ -44,12 +27,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kc_sim.stats import Tally
+from kc_sim.tournament.schema import AGENT, PENALTY, TOTAL, seat_names
+
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
-
-# pyarrow and pandas are imported inside the functions that need them, so that the
-# tournament can check a run folder and start its workers before paying for them.
 
 ROUNDS_DIR = "rounds"
 MATCHES_DIR = "matches"
@@ -58,95 +41,10 @@ SUMMARY_FILE = "summary.parquet"
 MANIFEST_FILE = "manifest.json"
 RECORDS_FILE = "records.jsonl"
 TALLY_KEY = "kc_sim.tally"             # round part metadata: the chunk's summary statistics (JSON)
-END_VALUES = ("out", "blocked")        # end codes 1, 2 of the core
 
 
 def part_name(chunk: int) -> str:
     return f"part-{chunk:05d}.parquet"
-
-
-def _nullable(values: np.ndarray, dtype) -> pa.Array:
-    """``values`` as an arrow array with negative entries as nulls."""
-    import pyarrow as pa
-    return pa.array(values.astype(dtype, copy=False), mask=values < 0)
-
-
-def _names(codes: np.ndarray, names: pa.Array) -> pa.DictionaryArray:
-    """Agent indices (negative: null) as a dictionary column over the run's agent names."""
-    import pyarrow as pa
-    idx = pa.array(codes.astype(np.int16, copy=False), mask=codes < 0)
-    return pa.DictionaryArray.from_arrays(idx, names)
-
-
-def seat_agents(lineup, rotation: np.ndarray) -> np.ndarray:
-    """(rows, k) agent index by seat: in rotation r, line-up position i sits in seat
-    ``(i + r) % k`` (see :mod:`kc_sim.tournament.schedule`)."""
-    lu = np.asarray(lineup, dtype=np.int64)
-    k = len(lu)
-    return lu[(np.arange(k)[None, :] - np.asarray(rotation, dtype=np.int64)[:, None]) % k]
-
-
-def _lineup_columns(cols: dict, lineup, k: int, names: pa.Array) -> tuple[dict, np.ndarray]:
-    """``agent_<s>`` columns of a chunk from its line-up and each row's rotation."""
-    seat_agent = seat_agents(lineup, cols["rotation"])
-    return {f"agent_{s}": _names(seat_agent[:, s], names) for s in range(k)}, seat_agent
-
-
-def rounds_table(cols: dict, chunk: int, lineup_index: int, lineup, agent_names) -> pa.Table:
-    """The arrow table of one chunk's rounds from the compact arrays a worker returns."""
-    import pyarrow as pa
-    names = pa.array(list(agent_names), pa.string())
-    pen = cols["penalty"]
-    n, k = pen.shape
-    agents, seat_agent = _lineup_columns(cols, lineup, k, names)
-    winner = cols["winner"].astype(np.int64)
-    win_agent = np.where(winner >= 0, seat_agent[np.arange(n), np.maximum(winner, 0)], -1)
-    data = {
-        "chunk": pa.array(np.full(n, chunk, np.int32)),
-        "lineup": pa.array(np.full(n, lineup_index, np.int16)),
-        "group": pa.array(cols["group"].astype(np.int64, copy=False)),
-        "rotation": pa.array(cols["rotation"].astype(np.int8, copy=False)),
-        "match": _nullable(cols["match"], np.int64),
-        "match_round": _nullable(cols["match_round"], np.int16),
-        "seed": pa.array(cols["seed"].astype(np.int64, copy=False)),
-        "players": pa.array((pen >= 0).sum(axis=1).astype(np.int8)),
-        "dealer": pa.array(cols["dealer"].astype(np.int8, copy=False)),
-        "first": pa.array(cols["first"].astype(np.int8, copy=False)),
-        **agents,
-        **{f"penalty_{s}": _nullable(pen[:, s], np.int16) for s in range(k)},
-        "winner": _nullable(winner, np.int8),
-        "winner_agent": _names(win_agent, names),
-        "end": pa.DictionaryArray.from_arrays(pa.array((cols["end"] - 1).astype(np.int8)),
-                                              pa.array(END_VALUES, pa.string())),
-        "turns": pa.array(cols["turns"].astype(np.int32, copy=False)),
-        "actions": pa.array(cols["actions"].astype(np.int32, copy=False)),
-        "stock_left": pa.array(cols["stock_left"].astype(np.int16, copy=False)),
-    }
-    return pa.table(data)
-
-
-def matches_table(cols: dict, chunk: int, lineup_index: int, lineup, agent_names) -> pa.Table:
-    """The arrow table of one chunk's matches."""
-    import pyarrow as pa
-    names = pa.array(list(agent_names), pa.string())
-    total = cols["total"]
-    n, k = total.shape
-    agents, _ = _lineup_columns(cols, lineup, k, names)
-    winners = cols["winners"].astype(np.int64)
-    data = {
-        "chunk": pa.array(np.full(n, chunk, np.int32)),
-        "lineup": pa.array(np.full(n, lineup_index, np.int16)),
-        "group": pa.array(cols["group"].astype(np.int64, copy=False)),
-        "rotation": pa.array(cols["rotation"].astype(np.int8, copy=False)),
-        "match": pa.array(cols["match"].astype(np.int64, copy=False)),
-        "seed": pa.array(cols["seed"].astype(np.int64, copy=False)),
-        "rounds": pa.array(cols["rounds"].astype(np.int16, copy=False)),
-        **agents,
-        **{f"total_{s}": pa.array(total[:, s].astype(np.int32)) for s in range(k)},
-        "winners": pa.array(winners.astype(np.int16)),
-        **{f"win_{s}": pa.array(((winners >> s) & 1).astype(bool)) for s in range(k)},
-    }
-    return pa.table(data)
 
 
 # --- writing ---------------------------------------------------------------------
@@ -155,7 +53,7 @@ def write_atomic(table: pa.Table, path: Path, metadata: dict | None = None) -> P
     """Write a parquet file (zstd) under a hidden temporary name, then rename it into place,
     so a part is either complete or absent. ``metadata`` (str -> str, None values left
     out) is added to the file's key-value metadata."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: see the module docstring
     path = Path(path)
     extra = {k: v for k, v in (metadata or {}).items() if v is not None}
     if extra:
@@ -181,7 +79,7 @@ def clean_temporaries(run_dir: Path) -> None:
 
 def merge_parts(part_dir: Path, out: Path) -> Path | None:
     """Stream every part of ``part_dir`` (in chunk order) into one parquet file."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: see the module docstring
     parts = sorted(Path(part_dir).glob("part-*.parquet"))
     if not parts:
         return None
@@ -217,22 +115,27 @@ def agent_codes(column, index: dict) -> np.ndarray:
     return lookup[col.indices.fill_null(len(lookup) - 1).to_numpy().astype(np.int64)]
 
 
-def iter_codes(run_dir, names, which: str = ROUNDS_DIR, values: str = "penalty_", paths=None):
+def seats_of(column_names) -> int:
+    """The number of seats of a part, from its column names."""
+    return sum(1 for f in column_names if f.startswith(AGENT))
+
+
+def iter_codes(run_dir, names, which: str = ROUNDS_DIR, values: str = PENALTY, paths=None):
     """Per part (every part of ``which``, or the files ``paths``): (agent indices by seat,
     ``values<s>`` by seat with nulls as -1, extra) where extra is the ``winner`` (rounds) or
     ``winners`` (matches) column; reads only those columns, one part at a time."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: see the module docstring
     index = {n: i for i, n in enumerate(names)}
     extra = "winner" if which == ROUNDS_DIR else "winners"
     for p in parts(run_dir, which) if paths is None else paths:
         schema = pq.read_schema(p)
-        k = sum(1 for f in schema.names if f.startswith("agent_"))
-        cols = [f"agent_{s}" for s in range(k)] + [f"{values}{s}" for s in range(k)] + [extra]
+        k = seats_of(schema.names)
+        cols = seat_names(AGENT, k) + seat_names(values, k) + [extra]
         t = pq.read_table(p, columns=cols)
         codes = np.empty((t.num_rows, k), np.int64)
         vals = np.empty((t.num_rows, k), np.int64)
         for s in range(k):
-            codes[:, s] = agent_codes(t.column(f"agent_{s}"), index)
+            codes[:, s] = agent_codes(t.column(f"{AGENT}{s}"), index)
             vals[:, s] = t.column(f"{values}{s}").fill_null(-1).to_numpy()
         yield codes, vals, t.column(extra).fill_null(-1).to_numpy().astype(np.int64)
 
@@ -241,9 +144,7 @@ def run_tally(run_dir, names, players: int):
     """``(Tally, rounds)`` of a run: each round part's tally is read from its metadata
     (written by the worker that played the chunk), so no rounds are read; a part without
     one (written by an older kc-sim) is tallied from its rows."""
-    import pyarrow.parquet as pq
-
-    from kc_sim.stats import Tally
+    import pyarrow.parquet as pq  # lazy: see the module docstring
 
     tally, n_rounds, missing = Tally(len(names), players), 0, []
     for p in parts(run_dir, ROUNDS_DIR):
@@ -259,7 +160,7 @@ def run_tally(run_dir, names, players: int):
             tally.add_rounds(codes, pen, winner)
         match_parts = [Path(run_dir) / MATCHES_DIR / p.name for p in missing]
         match_parts = [p for p in match_parts if p.exists()]
-        for codes, total, winners in iter_codes(run_dir, names, MATCHES_DIR, "total_", paths=match_parts):
+        for codes, total, winners in iter_codes(run_dir, names, MATCHES_DIR, TOTAL, paths=match_parts):
             tally.add_matches(codes, total, winners)
     return tally, n_rounds
 
@@ -271,7 +172,7 @@ def read_manifest(run_dir) -> dict:
 def to_pandas(table: pa.Table) -> pd.DataFrame:
     """An arrow table as pandas with nullable integer columns (a null stays <NA>, never
     turns a column into floats) and agent names as categoricals."""
-    import pandas as pd
+    import pandas as pd  # lazy: see the module docstring
     import pyarrow as pa
     nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
                 pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
@@ -279,7 +180,7 @@ def to_pandas(table: pa.Table) -> pd.DataFrame:
 
 
 def _read_parts(paths, columns=None) -> pd.DataFrame | None:
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: see the module docstring
     import pyarrow.parquet as pq
     if not paths:
         return None
@@ -296,7 +197,7 @@ def read_rounds(run_dir, columns=None) -> pd.DataFrame:
 
 def read_matches(run_dir, columns=None) -> pd.DataFrame | None:
     """Every match of a run (None when the run played single rounds)."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: see the module docstring
     f = Path(run_dir) / MATCHES_FILE
     if f.exists():
         return to_pandas(pq.read_table(f, columns=columns))
@@ -304,12 +205,12 @@ def read_matches(run_dir, columns=None) -> pd.DataFrame | None:
 
 
 def read_summary(run_dir) -> pd.DataFrame:
-    import pandas as pd
+    import pandas as pd  # lazy: see the module docstring
     return pd.read_parquet(Path(run_dir) / SUMMARY_FILE)
 
 
 def write_summary(df: pd.DataFrame, run_dir) -> Path:
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: see the module docstring
     path = Path(run_dir) / SUMMARY_FILE
     write_atomic(pa.Table.from_pandas(df, preserve_index=False), path)
     return path

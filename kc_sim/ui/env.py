@@ -112,8 +112,10 @@ from kc_sim.core.rng import derive
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.game import Game
-from kc_sim.play.seat import SeatAgent
-from kc_sim.records.recorded import RecordedRound
+from kc_sim.play.recorded import RecordedRound
+from kc_sim.play.registry import load_agent
+from kc_sim.play.seat import SeatedAgents
+from kc_sim.ui.render import render_table
 
 __all__ = ["env", "raw_env", "policy_from_agent", "AgentPolicy", "split_observation", "OBS", "OBS_SIZE",
            "N_ACTIONS", "max_penalty"]
@@ -324,8 +326,6 @@ class raw_env(AECEnv, EzPickle):
             return None
         if self.round is None:
             return None
-        from kc_sim.ui.render import render_table
-
         text = render_table(self.round.game, names=self.possible_agents, reveal=self.round.game.over)
         if self.render_mode == "ansi":
             return text
@@ -369,13 +369,11 @@ class AgentPolicy:
     that round seed, so play through the env equals play through ``kc-sim``."""
 
     def __init__(self, agent, seat: int | None = None):
-        from kc_sim.play.registry import load_agent
-
         self.spec = load_agent(agent)
         self.name = self.spec.name
         self.seat = None if seat is None else int(seat)
-        self._players: dict[int, SeatAgent] = {}
-        self._rounds: dict[int, int] = {}
+        self._agents: SeatedAgents | None = None     # the seats it plays, by seat, for the env's players
+        self._episode: int | None = None             # the episode its round was started for
 
     def __call__(self, observation, env) -> int:
         raw = env.unwrapped
@@ -386,17 +384,19 @@ class AgentPolicy:
         g = raw.round.game
         if g.over:
             raise UserError(f"policy {self.name!r}: the round is over; step the finished agents with None")
-        seat = g.seat
-        if self.seat is not None and seat != self.seat:
+        if self.seat is not None and g.seat != self.seat:
             raise UserError(f"policy {self.name!r} plays seat {self.seat} ({raw.possible_agents[self.seat]}), "
                             f"but {raw.agent_selection} is selected")
-        player = self._players.get(seat)
-        if player is None:
-            player = self._players[seat] = SeatAgent(self.spec)
-        if self._rounds.get(seat) != raw.episode_id:
-            player.new_round(seat, raw.players, raw.rules, raw.round_seed)
-            self._rounds[seat] = raw.episode_id
-        return player.act(g)
+        agents = self._agents
+        if agents is None or len(agents.specs) != raw.players or agents.rules != raw.rules:
+            agents = self._agents = SeatedAgents(
+                [self.spec if self.seat in (None, s) else None for s in range(raw.players)], raw.rules)
+            agents.new_match()
+            self._episode = None
+        if self._episode != raw.episode_id:
+            agents.new_round(raw.round_seed, range(raw.players))    # one episode is one round
+            self._episode = raw.episode_id
+        return agents.act(g)
 
 
 def policy_from_agent(agent, seat: int | None = None) -> AgentPolicy:

@@ -15,14 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from kc_sim.core import layout as L
+from kc_sim.core import layout
 from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text, parse_action
-from kc_sim.play.game import Game
+from kc_sim.play.game import Game, why_illegal
+from kc_sim.play.recorded import RecordedRound
 from kc_sim.records.check import parse_record, read_records
-from kc_sim.records.recorded import RecordedRound
 from kc_sim.ui.render import RULE, render_table
-from kc_sim.play.game import why_illegal
 
 __all__ = ["load_round_records", "replay_record", "ReplayResult", "run_replay"]
 
@@ -95,7 +94,7 @@ def replay_record(rec: dict, *, echo: Callable[[str], None] = print, pause: Call
                 a = parse_action(text)
             except UserError as e:
                 raise UserError(f"{where}: field turns[{t}].actions[{j}]: {e}") from None
-            reason = why_illegal(game, a) if a != L.STOP else "stop inside an action list"
+            reason = why_illegal(game, a) if a != layout.STOP else "stop inside an action list"
             if reason:
                 raise UserError(f"{where}: turn {t}: action {action_text(a)} is illegal: {reason} "
                                 "(check the file with kc-sim check)")
@@ -104,10 +103,10 @@ def replay_record(rec: dict, *, echo: Callable[[str], None] = print, pause: Call
         unfinished_end = last and rec["result"].get("end") == "unfinished" if isinstance(rec["result"], dict) else False
         stopped = False
         if not game.over and not unfinished_end:
-            reason = why_illegal(game, L.STOP)
+            reason = why_illegal(game, layout.STOP)
             if reason:
                 raise UserError(f"{where}: turn {t}: the action list ends, but stopping is illegal: {reason}")
-            rr.play(L.STOP)
+            rr.play(layout.STOP)
             stopped = True
         drew = rr.turns[t]["drew"]
         played = ", ".join(actions) if actions else "no action"

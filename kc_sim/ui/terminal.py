@@ -1,18 +1,14 @@
-"""Playing in the terminal (``kc-sim play``), plus two helpers the environment shares.
+"""Playing in the terminal (``kc-sim play``): :func:`play_session`, the interactive loop.
 
-* :class:`RecordedRound` - a :class:`~kc_sim.play.game.Game` that logs every turn, so the round
-  can be written as a game record (docs/formats.md) at any point, finished or not.
-* :class:`SeatAgent` - drives any kc-sim agent (compiled policy or Python agent) on a
-  ``Game`` from Python, exactly as the runner does: a compiled policy gets the round state,
-  its seat and its own memory row seeded per round with ``seed_policies``; a Python agent
-  gets a :class:`~kc_sim.play.observation.SeatView` of its seat. Same seeds, same play.
-* :func:`play_session` - the interactive loop: one round (or a whole match with
-  ``match=True``) between people (``human``) and agents. Input is read with ``input()``
-  so that scripts can drive it through stdin: a move's number, its text (``7H>E``,
-  ``N>E``, ``stop``), ``table``, ``help`` or ``quit``. Bad input re-prompts with the
-  reason; end of input (or ``quit``, or Ctrl-C) ends the session cleanly. Every round's
-  record is written to the JSON Lines file after each round and on quitting (an
-  interrupted round has ``result.end == "unfinished"``); its path is printed.
+One round (or a whole match with ``match=True``) between people (``human``) and agents.
+Agents are driven by the seat driver (:class:`kc_sim.play.seat.SeatedAgents`) and a match
+by :class:`kc_sim.play.match.Match`, exactly as the runner plays them, so the same seed
+gives the same rounds as ``kc-sim tournament``. Input is read with ``input()`` so that
+scripts can drive it through stdin: a move's number, its text (``7H>E``, ``N>E``,
+``stop``), ``table``, ``help`` or ``quit``. Bad input re-prompts with the reason
+(:func:`kc_sim.play.game.why_illegal`); end of input (or ``quit``, or Ctrl-C) ends the
+session cleanly. Every round's record is written to the JSON Lines file after each round
+and on quitting (an interrupted round has ``result.end == "unfinished"``); its path is printed.
 """
 
 from __future__ import annotations
@@ -23,24 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
-
-from kc_sim.core import layout as L
-from kc_sim.core import loop
-from kc_sim.core.rng import derive
+from kc_sim.core import layout
+from kc_sim.core.loop import first_dealer
 from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text, parse_action
 from kc_sim.game.cards import card_text
 from kc_sim.game.rules import RuleSet, parse_rules
-from kc_sim.play.game import Game
-from kc_sim.play.game import why_illegal
-from kc_sim.play.seat import SeatAgent
+from kc_sim.play.game import Game, why_illegal
+from kc_sim.play.match import Match
+from kc_sim.play.recorded import RecordedRound
+from kc_sim.play.registry import load_agent, parse_agent_list, short_name
+from kc_sim.play.seat import SeatedAgents
 from kc_sim.records.format import write_records
-from kc_sim.records.recorded import RecordedRound
 from kc_sim.ui.render import RULE, move_lines, order_moves, render_table
 
-__all__ = ["HUMAN", "RecordedRound", "SeatAgent", "why_illegal", "play_session", "PlaySummary",
-           "default_out_path"]
+__all__ = ["HUMAN", "play_session", "PlaySummary", "default_out_path"]
 
 HUMAN = "human"
 DEFAULT_DIR = Path("results") / "play"
@@ -82,12 +75,9 @@ class _Session:
         self.out = out
         self.input = input_fn
         self.echo = echo
-        self.agents = {}
-        for s, n in enumerate(self.names):
-            if n != HUMAN:
-                self.agents[s] = SeatAgent(n)
-                self.agents[s].new_match(s, len(self.names), rules)
-        self.names = [HUMAN if n == HUMAN else self.agents[s].name for s, n in enumerate(self.names)]
+        self.agents = SeatedAgents([None if n == HUMAN else load_agent(n) for n in self.names], rules)
+        self.agents.new_match()
+        self.names = [HUMAN if n == HUMAN else self.agents.names[s] for s, n in enumerate(self.names)]
         self.humans = [s for s, n in enumerate(self.names) if n == HUMAN]
         self.records: list[dict] = []
         self.match = False
@@ -97,7 +87,7 @@ class _Session:
         n = self.names[match_seat]
         if n == HUMAN:
             return "you" if len(self.humans) == 1 else f"human {self.humans.index(match_seat) + 1}"
-        return n.rsplit(":", 1)[1] if ":" in n else n   # module:Name, file.py:Name -> Name
+        return short_name(n)
 
     def save(self, extra: dict | None = None) -> Path:
         return write_records(self.out, self.records + ([extra] if extra else []))
@@ -167,9 +157,7 @@ class _Session:
         rr = RecordedRound(g, seed)
         round_names = [self.names[m] for m in seat_map]
         labels = [self.label(m) for m in seat_map]
-        for s, m in enumerate(seat_map):
-            if m in self.agents:
-                self.agents[m].new_round(s, k, self.rules, seed)
+        self.agents.new_round(seed, seat_map)
         self.echo(RULE)
         rules = self.rules.spec() if self.match else self.rules.spec().rsplit(",match", 1)[0]
         self.echo(f"Round {r + 1}: seed {seed}, dealer seat {dealer} ({labels[dealer]}), rules {rules}")
@@ -180,7 +168,7 @@ class _Session:
                 if self.names[m] == HUMAN:
                     self.human_turn(rr, seat_map, scores)
                 else:
-                    self.agent_turn(rr, seat, self.agents[m], labels, scores)
+                    self.agent_turn(rr, seat, labels, scores)
         except KeyboardInterrupt:
             self.save(rr.record(round_names, match=match, round=r))
             self.echo("")
@@ -221,63 +209,46 @@ class _Session:
             self.echo(f"  you played {action_text(a)}")
             if g.over or len(rr.turns) != start:
                 drew = rr.turns[start - 1]["drew"]
-                if a == L.STOP and drew is not None and g.rules.draw == "end":
+                if a == layout.STOP and drew is not None and g.rules.draw == "end":
                     self.echo(f"  You drew {drew}.")
                 return
 
-    def agent_turn(self, rr: RecordedRound, seat: int, agent: SeatAgent, labels, scores) -> None:
+    def agent_turn(self, rr: RecordedRound, seat: int, labels, scores) -> None:
         g = rr.game
         start = len(rr.turns)
         actions = []
         while not g.over and len(rr.turns) == start:
-            a = agent.act(g, scores)
-            if not (0 <= a < L.N_ACTIONS and g.legal_mask()[a]):
-                raise UserError(f"agent {agent.name!r} (seat {seat}) played the illegal action {action_text(a)}: "
-                                f"{why_illegal(g, a)}")
+            a = self.agents.act(g, scores)
+            reason = why_illegal(g, a)
+            if reason is not None:
+                raise UserError(f"agent {self.agents.name(seat)!r} (seat {seat}) played the illegal action "
+                                f"{action_text(a)}: {reason}")
             rr.play(a)
-            if a != L.STOP:
+            if a != layout.STOP:
                 actions.append(action_text(a))
         turn = rr.turns[start - 1]
         did = ", ".join(actions) if actions else "no action"
         drew = "; drew a card" if turn["drew"] is not None else ""
         self.echo(f"seat {seat} {labels[seat]}: {did}{'' if g.over and actions else ', stop'}{drew} "
-                  f"({int(g.state[L.HAND_N + seat])} card{'s' if int(g.state[L.HAND_N + seat]) != 1 else ''} left)")
+                  f"({int(g.state[layout.HAND_N + seat])} card{'s' if int(g.state[layout.HAND_N + seat]) != 1 else ''} left)")
 
     def run_round(self) -> None:
         k = len(self.names)
-        dealer = int(loop.first_dealer(self.seed, k))
+        dealer = int(first_dealer(self.seed, k))
         self.play_round(self.seed, dealer, list(range(k)), [0] * k, 0, 0)
 
     def run_match(self) -> None:
         players = len(self.names)
-        kind = {"to_25": 0, "rounds": 1, "eliminate_25": 2}[self.rules.match_kind]
-        totals = np.zeros(players, dtype=np.int64)
-        active = np.ones(players, dtype=np.bool_)
-        last_active = active.copy()
-        dealer = int(loop.first_dealer(self.seed, players))
-        r = 0
-        while True:
-            seat_map = [s for s in range(players) if active[s]]
-            round_dealer = seat_map.index(dealer)
-            seed = int(derive(self.seed, loop.ROUND_STREAM + r))
-            scores = [int(totals[m]) for m in seat_map]
-            rec = self.play_round(seed, round_dealer, seat_map, scores, r, 0)
-            for s, m in enumerate(seat_map):
-                totals[m] += rec["result"]["penalties"][s]
-            r += 1
-            last_active[:] = active
-            over = loop.match_over(kind, self.rules.match_rounds, r, totals, active, players)
-            self.echo("Match scores: " + ", ".join(f"{self.label(m)} {int(totals[m])}" for m in range(players)))
-            if over:
-                break
-            out = [self.label(m) for m in range(players) if last_active[m] and not active[m]]
-            if out:
+        match = Match(self.seed, players, self.rules)
+        for rnd in match.rounds():
+            rec = self.play_round(rnd.seed, rnd.dealer, rnd.seat_map, list(rnd.scores), rnd.index, 0)
+            match.add_round(rec["result"]["penalties"])
+            self.echo("Match scores: " + ", ".join(f"{self.label(m)} {int(match.totals[m])}" for m in range(players)))
+            out = [self.label(m) for m in match.eliminated]
+            if out and not match.over:
                 self.echo(f"Out of the match (25 or more): {', '.join(out)}.")
-            dealer = (dealer + 1) % players
-            while not active[dealer]:
-                dealer = (dealer + 1) % players
-        mask = int(loop.match_winners(kind, totals, active, last_active, players))
-        winners = [self.label(m) for m in range(players) if mask >> m & 1]
+        r = match.rounds_played
+        winners = [self.label(m) for m in range(players) if match.winners >> m & 1]
         self.echo(f"Match over after {r} round{'s' if r != 1 else ''}: "
                   f"{' and '.join(winners)} win{'s' if winners != ['you'] and len(winners) == 1 else ''} "
                   f"({self.rules.match}).")
@@ -291,8 +262,7 @@ def play_session(agents, *, rules: str | RuleSet = "classic", seed: int | None =
     take turns at one keyboard). The round is dealt from ``seed`` (default: a random seed,
     printed); a match deals its rounds as ``kc-sim tournament --matches`` does. Records
     go to ``out`` (default :func:`default_out_path`) after each round and on quitting."""
-    names = [a.strip() for a in (agents.split(",") if isinstance(agents, str) else agents)]
-    names = [HUMAN if n.lower() == HUMAN else n for n in names if n]
+    names = [HUMAN if n.lower() == HUMAN else n for n in parse_agent_list(agents)]
     rules = parse_rules(rules)
     rules.check_players(len(names))
     if seed is None:

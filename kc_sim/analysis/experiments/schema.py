@@ -1,0 +1,270 @@
+"""The experiment file: its TOML schema, checked key by key into an :class:`Experiment`.
+
+Every check raises a :class:`~kc_sim.errors.UserError` naming the file, the run and the
+key, so a typo is reported before any run is played. ``RunSpec.scaled`` gives a run's
+size under ``--scale``.
+
+The schema::
+
+    name = "king_first"                 # required: letters, digits, _ - and . (not first); the folder name
+    question = "Does king-first beat greedy, and by how much?"    # required
+    notes = "free text (markdown) printed under the question"     # optional
+    seed = 2024                         # optional: default seed of every run (else 0)
+
+    [compare]                           # required: what findings.md reports
+    kind = "head_to_head"               # seats | head_to_head | rules
+    agent = "king-first"                # head_to_head only: the agent tested ...
+    opponent = "greedy"                 # ... against this one (or a list of opponents)
+    pairs = [["greedy", "random"]]      # head_to_head only: more (agent, opponent) pairs
+
+    [defaults]                          # optional: keys every run takes unless it sets them
+    rounds = 1_000_000
+
+    [[runs]]                            # one or more tournament runs
+    name = "classic-2p"                 # required, unique: the run's folder in the output folder
+    agents = ["king-first", "greedy"]   # list, "a,b" text, or one name (repeated for every seat)
+    players = 2                         # optional (default: as many as agents, at most 4)
+    rules = "classic"                   # optional (default classic)
+    rounds = 1_000_000                  # or matches = N (whole matches under the match switch)
+    seed = 7                            # optional (default: the file's seed)
+    chunk_size = 50_000                 # optional
+    baseline = "other-run"              # rules only: the run to compare with (default: the first
+                                        # earlier run with the same agents, players and mode)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from kc_sim.errors import UserError
+from kc_sim.play.registry import parse_agent_list
+
+KINDS = ("seats", "head_to_head", "rules")
+EXPERIMENTS_DIR = Path("results") / "experiments"
+_TOP_KEYS = {"name", "question", "notes", "seed", "compare", "defaults", "runs"}
+_RUN_KEYS = {"name", "agents", "players", "rules", "rounds", "matches", "seed", "chunk_size", "baseline"}
+_DEFAULT_KEYS = _RUN_KEYS - {"name", "baseline"}
+_COMPARE_KEYS = {"seats": {"kind"}, "head_to_head": {"kind", "agent", "opponent", "pairs"}, "rules": {"kind"}}
+_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")      # a folder name; never "." or ".."
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One tournament run of an experiment."""
+
+    name: str
+    agents: tuple[str, ...]
+    players: int | None
+    rules: str
+    rounds: int | None
+    matches: int | None
+    seed: int
+    chunk_size: int | None = None
+    baseline: str | None = None
+
+    @property
+    def mode(self) -> str:
+        return "matches" if self.matches is not None else "rounds"
+
+    @property
+    def count(self) -> int:
+        return self.matches if self.matches is not None else self.rounds
+
+    def scaled(self, scale: float) -> "RunSpec":
+        """The run with its size multiplied by ``scale`` (at least one rotation group)."""
+        if scale == 1:
+            return self
+        k = self.players or min(len(self.agents), 4)
+        n = max(k, int(math.ceil(self.count * scale)))
+        return dataclasses.replace(self, **{self.mode: n})
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    question: str
+    kind: str
+    runs: tuple[RunSpec, ...]
+    notes: str = ""
+    pairs: tuple[tuple[str, str], ...] = ()   # head_to_head: (agent, opponent) pairs
+    source: Path | None = None
+
+
+# --- checking the file ------------------------------------------------------------------
+
+def _bad(where: str, what: str) -> UserError:
+    return UserError(f"{where}: {what}")
+
+
+def _int_key(where: str, d: dict, key: str, minimum: int) -> int | None:
+    if key not in d:
+        return None
+    v = d[key]
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise _bad(where, f"{key} must be a whole number >= {minimum}, got {v!r}")
+    return v
+
+
+def _agents(where: str, value, players) -> tuple[str, ...]:
+    if isinstance(value, str):
+        names = parse_agent_list(value, f"{where}: agents") if value.strip() else []
+    elif isinstance(value, list) and all(isinstance(a, str) for a in value):
+        names = [a.strip() for a in value if a.strip()]
+    else:
+        raise _bad(where, f"agents must be a list of names or a comma-separated text, got {value!r}")
+    if not names:
+        raise _bad(where, "agents is empty: give at least one agent name")
+    if len(names) == 1:
+        if players is None:
+            raise _bad(where, f"agents names one agent ({names[0]}): give players = K for self-play, "
+                       "or two or more agents")
+        names = names * players
+    return tuple(names)
+
+
+def _check_keys(where: str, table: dict, allowed, what: str = "") -> None:
+    unknown = set(table) - set(allowed)
+    if unknown:
+        raise _bad(where, f"{what}unknown key(s) {', '.join(sorted(unknown))}: expected {', '.join(sorted(allowed))}")
+
+
+def _header(where: str, data: dict) -> tuple[str, str, str, int]:
+    """name, question, notes and seed of the file."""
+    name = data.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise _bad(where, f"name must be a text of letters, digits, '_', '-' or '.', got {name!r}")
+    question = data.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise _bad(where, "question is missing: say in one sentence what the experiment answers")
+    notes = data.get("notes", "")
+    if not isinstance(notes, str):
+        raise _bad(where, "notes must be a text")
+    seed = _int_key(where, data, "seed", 0)
+    return name, question.strip(), notes.strip(), 0 if seed is None else seed
+
+
+def _compare(where: str, data: dict) -> tuple[str, list]:
+    """The ``[compare]`` table: its kind and, for head_to_head, the (agent, opponent) pairs."""
+    compare = data.get("compare")
+    if isinstance(compare, str):
+        compare = {"kind": compare}
+    if not isinstance(compare, dict) or compare.get("kind") not in KINDS:
+        got = compare.get("kind") if isinstance(compare, dict) else compare
+        raise _bad(where, f"[compare] kind must be one of {', '.join(KINDS)}, got {got!r}")
+    kind = compare["kind"]
+    unknown = set(compare) - _COMPARE_KEYS[kind]
+    if unknown:
+        raise _bad(where, f"[compare] unknown key(s) {', '.join(sorted(unknown))} for kind {kind}: "
+                   f"expected {', '.join(sorted(_COMPARE_KEYS[kind]))}")
+    return kind, _pairs(where, compare) if kind == "head_to_head" else []
+
+
+def _pairs(where: str, compare: dict) -> list:
+    """head_to_head: ``agent`` against ``opponent`` (one or a list), plus ``pairs``."""
+    pairs = []
+    agent, opponent = compare.get("agent"), compare.get("opponent")
+    if agent is not None or opponent is not None:
+        opponents = [opponent] if isinstance(opponent, str) else opponent
+        if not isinstance(agent, str) or not isinstance(opponents, list) or not opponents:
+            raise _bad(where, "[compare] head_to_head needs agent = \"A\" and opponent = \"B\" (or a list "
+                       f"of opponents), got agent={agent!r}, opponent={opponent!r}")
+        pairs += [(agent, o) for o in opponents]
+    extra = compare.get("pairs", [])
+    if not isinstance(extra, list) or not all(isinstance(p, list) and len(p) == 2 for p in extra):
+        raise _bad(where, f"[compare] pairs must be a list of [\"A\", \"B\"] pairs, got {extra!r}")
+    pairs += [tuple(p) for p in extra]
+    if not pairs or not all(isinstance(x, str) for p in pairs for x in p) or any(a == b for a, b in pairs):
+        raise _bad(where, "[compare] head_to_head needs agent = \"A\" and opponent = \"B\", or pairs = "
+                   f"[[\"A\", \"B\"], ...], each with two different agents; got {pairs!r}")
+    return pairs
+
+
+def _defaults(where: str, data: dict) -> dict:
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise _bad(where, "[defaults] must be a table")
+    _check_keys(where, defaults, _DEFAULT_KEYS, "[defaults] ")
+    return defaults
+
+
+def _run(where: str, i: int, raw: dict, defaults: dict, seed: int, names: set) -> RunSpec:
+    """One ``[[runs]]`` table (number ``i``), its defaults filled in; adds its name to ``names``."""
+    rw = f"{where}: run {i + 1}"
+    _check_keys(rw, raw, _RUN_KEYS)
+    d = {**defaults, **raw}
+    if "rounds" in raw and "matches" not in raw:
+        d.pop("matches", None)
+    if "matches" in raw and "rounds" not in raw:
+        d.pop("rounds", None)
+    rname = d.get("name")
+    if not isinstance(rname, str) or not _NAME.match(rname):
+        raise _bad(rw, f"name must be a text of letters, digits, '_', '-' or '.', got {rname!r}")
+    rw = f"{where}: run {rname!r}"
+    if rname in names:
+        raise _bad(rw, "two runs have this name; run names must be unique")
+    names.add(rname)
+    players = _int_key(rw, d, "players", 2)
+    if "agents" not in d:
+        raise _bad(rw, "agents is missing")
+    agents = _agents(rw, d["agents"], players)
+    rules = d.get("rules", "classic")
+    if not isinstance(rules, str):
+        raise _bad(rw, f"rules must be a text such as \"classic,draw=start\", got {rules!r}")
+    rounds, matches = _int_key(rw, d, "rounds", 1), _int_key(rw, d, "matches", 1)
+    if (rounds is None) == (matches is None):
+        raise _bad(rw, "give exactly one of rounds = N or matches = N")
+    baseline = d.get("baseline")
+    if baseline is not None and not isinstance(baseline, str):
+        raise _bad(rw, "baseline must name another run")
+    rseed = _int_key(rw, d, "seed", 0)
+    return RunSpec(rname, agents, players, rules, rounds, matches, seed if rseed is None else rseed,
+                   _int_key(rw, d, "chunk_size", 1), baseline)
+
+
+def _runs(where: str, data: dict, defaults: dict, seed: int) -> list[RunSpec]:
+    runs_raw = data.get("runs")
+    if not isinstance(runs_raw, list) or not runs_raw or not all(isinstance(r, dict) for r in runs_raw):
+        raise _bad(where, "no runs: add one or more [[runs]] tables")
+    names: set = set()
+    runs = [_run(where, i, raw, defaults, seed, names) for i, raw in enumerate(runs_raw)]
+    for r in runs:
+        if r.baseline is not None and (r.baseline not in names or r.baseline == r.name):
+            raise _bad(where, f"run {r.name!r}: baseline {r.baseline!r} is not another run of this file "
+                       f"(runs: {', '.join(sorted(names))})")
+    return runs
+
+
+def parse_experiment(data: dict, source: Path | None = None) -> Experiment:
+    """Check a parsed TOML document against the schema (see the module docstring)."""
+    where = str(source) if source is not None else "experiment"
+    if not isinstance(data, dict):
+        raise _bad(where, "expected a TOML table at the top level")
+    _check_keys(where, data, _TOP_KEYS)
+    name, question, notes, seed = _header(where, data)
+    kind, pairs = _compare(where, data)
+    runs = _runs(where, data, _defaults(where, data), seed)
+    return Experiment(name, question, kind, tuple(runs), notes, tuple(pairs), source)
+
+
+def load_experiment(path) -> Experiment:
+    """Read and check an experiment file; a missing file or a malformed one is a UserError."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"experiment file {path} does not exist" + (" (it is a folder)" if path.is_dir() else ""))
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise UserError(f"{path}: not valid TOML: {e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"cannot read {path}: {e}") from None
+    return parse_experiment(data, path)
+
+
+def default_out(exp: Experiment, scale: float = 1.0) -> Path:
+    name = exp.name if scale == 1 else f"{exp.name}_scale{scale:g}"
+    return EXPERIMENTS_DIR / name

@@ -1,0 +1,190 @@
+"""Where chunks are played: in this process, a loky process pool or a dask cluster.
+
+:func:`executor` gives a function that maps :class:`~kc_sim.tournament.worker.ChunkTask`
+to their results in completion order, whatever the backend:
+
+* ``sequential`` (or loky with one job): in this process, one chunk after another;
+* ``loky``: joblib's reusable process pool, at most two chunks in flight per worker
+  (:func:`_windowed`), so finished chunks are written while others are played;
+* ``dask``: a ``dask.distributed`` client of a scheduler, or of a LocalCluster.
+
+A worker that dies ends the run with :class:`WorkerLost` naming the chunks not finished;
+on any error or Ctrl-C the workers are stopped at once. Ctrl-C is ignored by the workers
+(only the parent handles it), so no worker prints a traceback.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import signal
+import threading
+from concurrent.futures import FIRST_COMPLETED, CancelledError, wait
+from contextlib import contextmanager
+
+from joblib.externals.loky import get_reusable_executor
+from joblib.externals.loky.process_executor import BrokenProcessPool
+
+from kc_sim.errors import UserError
+from kc_sim.tournament.worker import run_chunk, warm
+
+
+class WorkerLost(UserError):
+    """A worker process died (killed from outside, out of memory) while playing chunks;
+    the chunks already written are kept and a rerun resumes."""
+
+
+def _quiet_worker() -> None:
+    """Worker initializer: Ctrl-C in a terminal reaches the whole process group; only the
+    parent handles it (it stops the workers), so a worker never prints a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _loky_executor(jobs: int):
+    """joblib's reusable loky process pool (workers inherit the environment, hence the
+    numba cache folder); the same pool is reused by later runs of this process."""
+    return get_reusable_executor(max_workers=jobs, timeout=300, initializer=_quiet_worker)
+
+
+def prestart_loky(jobs: int, warm_args: tuple) -> list:
+    """Start the loky workers now and have each load the compiled code; returns the
+    futures of those warm-ups (the run waits for them, so start-up is timed apart from play)."""
+    with _sigint_ignored():          # see _sigint_ignored; the initializer covers respawned workers
+        ex = _loky_executor(jobs)
+        return [ex.submit(warm, *warm_args) for _ in range(jobs)]
+
+
+def _lost(err: BaseException, running) -> WorkerLost:
+    chunks = ", ".join(str(t.index) for t in sorted(running, key=lambda t: t.index))
+    return WorkerLost(f"a worker process died ({type(err).__name__}) while chunk{'s' if ',' in chunks else ''} "
+                      f"{chunks} {'were' if ',' in chunks else 'was'} running or queued; finished chunks are kept: "
+                      "rerun the same command to resume")
+
+
+def wait_warm(futures, pending) -> None:
+    """Wait for the workers' warm-ups (a worker lost meanwhile ends the run like one lost
+    while playing: nothing was played yet)."""
+    try:
+        for fut in futures:
+            fut.result()
+    except BrokenProcessPool as e:
+        raise _lost(e, pending[:2 * len(futures)]) from None
+
+
+def _windowed(submit, tasks, window: int):
+    """Submit tasks keeping at most ``window`` in flight; yield results as they complete.
+    A broken pool (a worker died), seen by a result or by the next submit, ends the run
+    with :class:`WorkerLost` naming the chunks not finished. Pending futures are left to
+    the caller's teardown (cancelling them first races the pool's own shutdown)."""
+    it = iter(tasks)
+    pending = {}
+    task = None
+    try:
+        for task in itertools.islice(it, window):
+            pending[submit(task)] = task
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                task = pending.pop(fut)
+                res = fut.result()
+                task = next(it, None)
+                if task is not None:
+                    pending[submit(task)] = task
+                yield res
+    except BrokenProcessPool as e:
+        unfinished = {t.index: t for t in [*pending.values(), *([task] if task is not None else [])]}
+        raise _lost(e, list(unfinished.values())) from None
+
+
+def _stop_loky(ex) -> None:
+    """Kill the pool's workers and wait (briefly) for its manager thread, so that nothing
+    is left running or joining at interpreter exit."""
+    ex.shutdown(wait=False, kill_workers=True)
+    thread = getattr(ex, "_executor_manager_thread", None)
+    if thread is not None:
+        thread.join(timeout=10)
+
+
+@contextmanager
+def executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple):
+    """A function mapping tasks to an iterator of their results in completion order. On any
+    error or interrupt the workers are stopped at once: a fault never waits for the chunks
+    still running."""
+    if backend == "sequential" or (backend == "loky" and jobs == 1):
+        yield lambda tasks: map(run_chunk, tasks)
+    elif backend == "loky":
+        ex = _loky_executor(jobs)
+        try:
+            yield lambda tasks: _windowed(lambda t: ex.submit(run_chunk, t), tasks, 2 * jobs)
+        except BaseException:
+            _stop_loky(ex)
+            raise
+    else:
+        with _dask_client(jobs, scheduler) as client:
+            client.run(warm, *warm_args)
+
+            def run(tasks):
+                # lazy: optional, ~1 s to import
+                from dask.distributed import KilledWorker, as_completed
+                from distributed.comm.core import CommClosedError
+
+                futures = client.map(run_chunk, tasks, pure=False)
+                index = {f.key: t for f, t in zip(futures, tasks)}
+                try:
+                    for fut in as_completed(futures):
+                        try:
+                            res = fut.result()
+                        except (KilledWorker, CommClosedError, CancelledError) as e:   # a worker died
+                            raise _lost(e, [index[f.key] for f in futures if not f.done()] or
+                                        [index[fut.key]]) from None
+                        fut.release()
+                        yield res
+                finally:
+                    client.cancel([f for f in futures if not f.done()])
+            yield run
+
+
+@contextmanager
+def _sigint_ignored():
+    """Ignore Ctrl-C while worker processes are started: they inherit the ignored signal
+    (Python then installs no KeyboardInterrupt handler), so Ctrl-C in a terminal, which
+    reaches the whole process group, stops only the parent, which stops them, and no worker
+    prints a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def _dask_client(jobs: int, scheduler: str | None):
+    """A client of the cluster at ``scheduler``, or of a LocalCluster of ``jobs`` single-thread
+    worker processes."""
+    try:
+        # lazy: optional (kc-sim[dask]), ~1 s to import
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise UserError("--backend dask needs dask.distributed: pip install 'kc-sim[dask]'") from None
+    cluster = None
+    try:
+        if scheduler:
+            try:
+                client = Client(scheduler, timeout="20s")
+            except (OSError, TimeoutError, ValueError) as e:
+                raise UserError(f"cannot reach the dask scheduler at {scheduler}: {e}") from None
+        else:
+            with _sigint_ignored():      # the worker processes start with Ctrl-C ignored
+                cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=logging.CRITICAL)
+            client = Client(cluster)
+        try:
+            yield client
+        finally:
+            client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()

@@ -1,0 +1,140 @@
+"""A tournament's configuration: checking the input, agent labels, the default folder.
+
+:func:`make_plan` turns what a user asks for (agents, seats, size, rules, seed) into a
+:class:`Plan`: the configuration that the manifest stores and that resuming compares,
+and the schedule of line-ups, groups and chunks (:mod:`kc_sim.tournament.schedule`).
+Agents are shown by a label: the agent's name (``Name`` for ``path/file.py:Name``),
+``#2``, ``#3`` ... for repeated agents; :func:`base_label` undoes both.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from kc_sim.errors import UserError
+from kc_sim.game.rules import RuleSet, parse_rules
+from kc_sim.play.registry import load_agent, parse_agent_list, short_name
+from kc_sim.tournament.schedule import (
+    CHUNK_MATCHES,
+    CHUNK_ROUNDS,
+    Schedule,
+    make_schedule,
+)
+
+FORMAT = "kc-sim/tournament/1"
+#: default sizes: well under a minute on two cores for compiled agents
+DEFAULT_ROUNDS = 200_000
+DEFAULT_ROUNDS_PYTHON = 20_000
+PYTHON_CHUNK_DIVISOR = 20
+FAULTS_DIR = "faults"        # in the run folder: records of rounds where an agent misbehaved
+
+
+@dataclass
+class Plan:
+    """A run's configuration (what resume compares) and its schedule."""
+
+    config: dict
+    schedule: Schedule
+    specs: list                  # AgentSpec by agent index
+    labels: list[str]            # unique display names by agent index
+    load_names: list[str]        # names workers load (file paths made absolute)
+    rules: RuleSet
+    out: Path
+
+    @property
+    def mode(self) -> str:
+        return self.config["mode"]
+
+    @property
+    def unit(self) -> str:
+        return "round" if self.mode == "rounds" else "match"
+
+
+def _portable(name: str) -> str:
+    """A load name that works from any working directory (``file.py:Name`` made absolute)."""
+    path, sep, obj = name.rpartition(":")
+    if sep and path.endswith(".py"):
+        return f"{Path(path).resolve()}:{obj}"
+    return name
+
+
+def labels_of(specs) -> list[str]:
+    """Unique display names: the agents' short names, then ``#2``, ``#3``... for repeats."""
+    out, seen = [], {}
+    for spec in specs:
+        base = short_name(spec.name)
+        seen[base] = seen.get(base, 0) + 1
+        out.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
+    return out
+
+
+def split_agents(agents) -> list[str]:
+    """``greedy,merger`` (or a list) as a list of names."""
+    names = parse_agent_list(agents)
+    if len(names) < 2:
+        raise UserError(f"a tournament needs at least 2 agents (--agents a,b,...), got {len(names)}")
+    return names
+
+
+def default_out(labels, players: int, mode: str, units: int, seed: int, rules: RuleSet) -> Path:
+    """``results/<name>``: agents, seats, size, seed (and a rules tag unless classic)."""
+    tag = "-".join(labels)
+    tag = re.sub(r"[^A-Za-z0-9_.#-]+", "_", tag).replace("#", "_")
+    if len(tag) > 60:
+        tag = f"{tag[:40]}-{zlib.crc32(tag.encode()):08x}"
+    name = f"{tag}_{players}p_{units}{'r' if mode == 'rounds' else 'm'}_s{seed}"
+    if rules != RuleSet():
+        name += f"_{zlib.crc32(rules.spec().encode()):08x}"
+    return Path("results") / name
+
+
+def _size(mode: str, count, chunk_size, compiled: bool) -> tuple[int, int]:
+    """The number of rounds (or matches) and the chunk size, defaults filled in."""
+    if count is None:
+        count = DEFAULT_ROUNDS if compiled else DEFAULT_ROUNDS_PYTHON
+    if count < 1:
+        raise UserError(f"bad --{mode} {count}: expected a positive number")
+    if chunk_size is None:
+        chunk_size = CHUNK_ROUNDS if mode == "rounds" else CHUNK_MATCHES
+        if not compiled:
+            chunk_size //= PYTHON_CHUNK_DIVISOR     # Python agents are ~20x slower: keep chunks short
+    return int(count), int(chunk_size)
+
+
+def _check_lineups(lineups, players: int, n_agents: int) -> None:
+    for lu in lineups or ():
+        if len(lu) != players or len(set(lu)) != players or not all(0 <= i < n_agents for i in lu):
+            raise UserError(f"bad line-up {lu}: expected {players} different agent indices")
+
+
+def make_plan(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
+              out=None, chunk_size=None, lineups=None) -> Plan:
+    """Check the input and build the configuration and schedule of a run."""
+    names = split_agents(agents)
+    rs = parse_rules(rules)
+    if not 0 <= int(seed) < 2 ** 63:
+        raise UserError(f"bad --seed {seed}: expected an integer from 0 to 2**63 - 1")
+    specs = [load_agent(n) for n in names]
+    if players is None:
+        players = min(len(names), 4, rs.max_players)
+    rs.check_players(players)
+    if players > len(names):
+        raise UserError(f"--players {players} needs at least {players} agents, got {len(names)}")
+    if rounds is not None and matches is not None:
+        raise UserError("give --rounds or --matches, not both")
+    mode = "matches" if matches is not None else "rounds"
+    count, chunk_size = _size(mode, matches if matches is not None else rounds, chunk_size,
+                              all(s.compiled for s in specs))
+    _check_lineups(lineups, players, len(names))
+    schedule = make_schedule(len(names), players, count, chunk_size, lineups)
+    labels = labels_of(specs)
+    config = {
+        "format": FORMAT, "mode": mode, "agents": names, "labels": labels, "players": players,
+        "requested": count, "rules": rs.spec(), "seed": int(seed), "chunk_size": chunk_size,
+        "lineups": [list(x) for x in schedule.lineups],
+    }
+    out = Path(out) if out is not None else default_out(labels, players, mode, count, int(seed), rs)
+    return Plan(config, schedule, specs, labels, [_portable(n) for n in names], rs, out)

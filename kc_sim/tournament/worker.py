@@ -1,0 +1,125 @@
+"""What runs inside a worker process: play one chunk and return compact numpy columns.
+
+A chunk (see :mod:`kc_sim.tournament.schedule`) is one task, a :class:`ChunkTask`:
+:func:`run_chunk` plays every rotation of its groups in compiled code, returns the
+compact columns of :mod:`kc_sim.tournament.schema` and the chunk's
+:class:`~kc_sim.stats.Tally`, so the parent only writes parts and adds tallies up.
+Every seed derives from the run seed and the group number, so a chunk's result does not
+depend on the worker or the backend that played it.
+
+Workers import this module first: keep its imports light (numpy and the play layer; no
+pandas, pyarrow, dask or tqdm).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from kc_sim.core import loop
+from kc_sim.game.rules import RuleSet, parse_rules
+from kc_sim.play import runner
+from kc_sim.play.registry import load_agent
+from kc_sim.stats import Tally
+from kc_sim.tournament.schedule import group_seeds, rotate
+from kc_sim.tournament.schema import compact_matches, compact_rounds, seat_agents
+
+
+@dataclass(frozen=True)
+class ChunkTask:
+    """Everything a worker needs to play one chunk (small and picklable)."""
+
+    index: int
+    lineup: int                 # line-up index
+    names: tuple[str, ...]      # agent load names by line-up position
+    start: int                  # first rotation group
+    stop: int
+    groups_per_lineup: int      # for match ids
+    seed: int                   # run seed
+    rules: str                  # RuleSet.spec()
+    mode: str                   # "rounds" or "matches"
+    fault_dir: str | None = None  # where the runner saves the record of a misbehaving agent's round
+    agents: tuple[int, ...] = ()  # agent indices by line-up position, for the chunk's tally
+    n_agents: int = 0
+
+
+@functools.lru_cache(maxsize=None)
+def _agent(name: str):
+    return load_agent(name)
+
+
+def run_chunk(task: ChunkTask) -> dict:
+    """Play one chunk; returns ``{"index", "rounds", "matches", "tally", "seconds"}`` where
+    ``rounds``/``matches`` are dicts of compact numpy columns (see :mod:`kc_sim.tournament.schema`)."""
+    t0 = time.perf_counter()
+    rules = parse_rules(task.rules)
+    agents = [_agent(n) for n in task.names]
+    seeds = group_seeds(task.seed, task.start, task.stop)
+    if task.mode == "rounds":
+        rounds, matches = _round_chunk(task, agents, seeds, rules), None
+    else:
+        rounds, matches = _match_chunk(task, agents, seeds, rules)
+    return {"index": task.index, "rounds": rounds, "matches": matches, "tally": chunk_tally(task, rounds, matches),
+            "seconds": time.perf_counter() - t0}
+
+
+def chunk_tally(task: ChunkTask, rounds: dict, matches: dict | None) -> str | None:
+    """The chunk's summary statistics (a :class:`~kc_sim.stats.Tally` as JSON), computed
+    here in the worker so the parent only adds tallies up."""
+    if not task.n_agents:
+        return None
+    tally = Tally(task.n_agents, len(task.agents))
+    tally.add_rounds(seat_agents(task.agents, rounds["rotation"]), rounds["penalty"], rounds["winner"])
+    if matches is not None:
+        tally.add_matches(seat_agents(task.agents, matches["rotation"]), matches["total"], matches["winners"])
+    return tally.to_json()
+
+
+def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> dict:
+    """Every rotation of every group of the chunk; rows ordered group by group."""
+    k, G = len(agents), len(seeds)
+    rows = np.empty((k, G, loop.ROUND_COLS), dtype=np.int64)
+    for r in range(k):
+        seated = rotate(agents, r)
+        rows[r] = runner.play_rounds(list(seated), seeds, rules, fault_dir=task.fault_dir)  # raises AgentFault
+    rows = rows.transpose(1, 0, 2).reshape(G * k, loop.ROUND_COLS)
+    group = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), k)
+    rotation = np.tile(np.arange(k, dtype=np.int8), G)
+    return compact_rounds(rows, k, group, rotation)
+
+
+def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> tuple[dict, dict]:
+    """Whole matches for every rotation of every group; round rows ordered by match id,
+    match rows group by group. Match id = (lineup * groups + group) * k + rotation."""
+    k, G = len(agents), len(seeds)
+    round_parts, rot_parts, match_rows = [], [], np.empty((k, G, loop.MATCH_COLS), dtype=np.int64)
+    for r in range(k):
+        seated = rotate(agents, r)
+        rr, match_rows[r] = runner.play_matches(list(seated), seeds, rules, match_base=0,
+                                                fault_dir=task.fault_dir)        # raises AgentFault
+        round_parts.append(rr)
+        rot_parts.append(np.full(len(rr), r, dtype=np.int8))
+    rows = np.concatenate(round_parts)
+    rotation = np.concatenate(rot_parts)
+    group = task.start + rows[:, loop.C_MATCH]
+    rows[:, loop.C_MATCH] = (task.lineup * task.groups_per_lineup + group) * k + rotation
+    order = np.lexsort((rows[:, loop.C_MATCH_ROUND], rows[:, loop.C_MATCH]))
+    rounds = compact_rounds(rows[order], k, group[order], rotation[order])
+
+    mrows = match_rows.transpose(1, 0, 2).reshape(G * k, loop.MATCH_COLS)
+    mgroup = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), k)
+    mrot = np.tile(np.arange(k, dtype=np.int64), G)
+    matches = compact_matches(mrows, k, mgroup, mrot, (task.lineup * task.groups_per_lineup + mgroup) * k + mrot)
+    return rounds, matches
+
+
+def warm(names, rules: str, mode: str, fault_dir: str | None = None) -> float:
+    """Compile (or load from the numba cache) everything a chunk needs by playing one tiny
+    chunk; returns the seconds it took. Run in the parent before workers start, and on
+    every dask worker."""
+    t0 = time.perf_counter()
+    run_chunk(ChunkTask(-1, 0, tuple(names), 0, 1, 1, 0, rules, mode, fault_dir))
+    return time.perf_counter() - t0

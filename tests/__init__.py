@@ -1,0 +1,1 @@
+"""Tests of the whole project: docs, README, cache, the conformance check."""

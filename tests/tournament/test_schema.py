@@ -1,0 +1,61 @@
+"""The column schema (kc_sim.tournament.schema) is the file: every part has exactly its
+columns, in its order, with its types; and labels lose their copy number and module."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from kc_sim.play.registry import base_label
+from kc_sim.tournament.plan import labels_of
+from kc_sim.tournament.schema import (
+    MATCH_COLUMNS,
+    ROUND_COLUMNS,
+    column_names,
+    matches_table,
+    rounds_table,
+)
+from kc_sim.tournament.worker import ChunkTask, run_chunk
+
+
+def _types_match(columns, table: pa.Table, k: int) -> None:
+    assert table.schema.names == column_names(columns, k)
+    for c in columns:
+        for name in c.names(k):
+            t = table.schema.field(name).type
+            if c.arrow == "dictionary":
+                assert pa.types.is_dictionary(t), name
+            else:
+                assert str(t) == c.arrow, (name, t)
+            if not c.nullable and c.arrow != "dictionary":
+                assert table.column(name).null_count == 0, name
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_parts_follow_the_schema(players):
+    names = ("random",) * players
+    task = ChunkTask(0, 0, names, 0, 3, 3, 5, "classic", "matches", agents=tuple(range(players)),
+                     n_agents=players)
+    res = run_chunk(task)
+    labels = [f"a{i}" for i in range(players)]
+    rounds = rounds_table(res["rounds"], 0, 0, range(players), labels)
+    matches = matches_table(res["matches"], 0, 0, range(players), labels)
+    _types_match(ROUND_COLUMNS, rounds, players)
+    _types_match(MATCH_COLUMNS, matches, players)
+    assert rounds.column("match").null_count == 0 and matches.num_rows == 3 * players
+    single = run_chunk(ChunkTask(1, 0, names, 0, 2, 2, 5, "classic", "rounds"))
+    t = rounds_table(single["rounds"], 1, 0, range(players), labels)
+    _types_match(ROUND_COLUMNS, t, players)
+    assert t.column("match").null_count == t.num_rows == 2 * players
+
+
+def test_base_label():
+    assert base_label("greedy#2") == "greedy"
+    assert base_label("pkg.mod:Mine") == "Mine"
+    assert base_label("agents/x.py:Mine#3") == "Mine"
+    assert base_label("no#digits") == "no#digits"
+
+    class Spec:
+        def __init__(self, name):
+            self.name = name
+    assert labels_of([Spec("greedy"), Spec("greedy"), Spec("a/b.py:X")]) == ["greedy", "greedy#2", "X"]
