@@ -52,7 +52,7 @@ from matplotlib.figure import Figure
 from kc_sim.analysis.run_stats import RunStats
 from kc_sim.analysis.scan import load_stats
 from kc_sim.analysis.text import fmt_num, fmt_pct
-from kc_sim.play.registry import base_label
+from kc_sim.play.names import base_label
 
 FIGURES_DIR = "figures"
 DPI = 110

@@ -23,7 +23,7 @@ from kc_sim.analysis.plots import FIGURES, plot_all
 from kc_sim.analysis.run_stats import RunStats
 from kc_sim.analysis.scan import load_stats
 from kc_sim.analysis.text import fmt_num, fmt_pct
-from kc_sim.play.registry import base_label
+from kc_sim.play.names import base_label
 
 REPORT_FILE = "report.html"
 

@@ -1,5 +1,19 @@
 """Which actions are legal: placements, whole-side-pile moves and stop (docs/rules.md, Actions).
 
+The rule, in short:
+
+* **place** a hand card on a pile with cards when it fits the top (one rank lower, the
+  other colour; nothing goes on an ace); on an empty corner only a king; on an empty side
+  any card (no king with ``king_on_empty_side=false``);
+* **move_pile**: a whole side pile (never a corner) onto a pile with cards when its base
+  fits that top, or onto an empty corner when its base is a king; never onto an empty
+  side or onto itself;
+* **stop** is always legal while the round runs, except with ``must_play_kings=true``
+  while a king is in hand and a corner is empty.
+
+Ids (``kc_sim.game.actions``): ``place_id(c, p)`` 0..415, ``move_id(s, p)`` 416..447, ``STOP`` 448;
+piles 0..3 the sides N E S W, 4..7 the corners NE SE SW NW.
+
 The rules are four primitives: ``target_mask`` (which cards pile p takes), ``can_move``
 (may side pile s move onto pile p), ``stop_legal``, and the empty-pile helpers they use.
 Everything works on masks: "the hand cards that may go on pile p" is the hand masked

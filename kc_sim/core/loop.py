@@ -32,20 +32,34 @@ from kc_sim.core.legal import is_legal
 from kc_sim.core.match import match_over, match_winners  # noqa: F401 - loop.match_over is read by the runner and UI
 from kc_sim.core.policy import MEM_SIZE, POLICY_TYPE
 from kc_sim.core.rng import advance, derive, scale
+from kc_sim.core.rows import (  # noqa: F401 - callers read loop.C_*
+    C_ACTIONS,
+    C_BAD_ACTION,
+    C_BAD_SEAT,
+    C_DEALER,
+    C_END,
+    C_FIRST,
+    C_MATCH,
+    C_MATCH_ROUND,
+    C_PENALTY,
+    C_SEED,
+    C_STATUS,
+    C_STOCK_LEFT,
+    C_TURNS,
+    C_WINNER,
+    M_ROUNDS,
+    M_SEED,
+    M_TOTAL,
+    M_WINNERS,
+    MATCH_COLS,
+    ROUND_COLS,
+    STATUS_ILLEGAL,
+    STATUS_OK,
+    STATUS_TOO_LONG,
+)
 from kc_sim.core.step import apply, close_turn, deal, next_turn
 from kc_sim.core.views import row_view
 
-#: columns of a round row written by the loops
-(C_SEED, C_DEALER, C_FIRST, C_WINNER, C_END, C_TURNS, C_ACTIONS, C_STOCK_LEFT, C_STATUS,
- C_BAD_ACTION, C_BAD_SEAT, C_MATCH, C_MATCH_ROUND) = range(13)
-C_PENALTY = 13            # C_PENALTY + match seat (-1 for a seat not in the round)
-ROUND_COLS = C_PENALTY + MAX_SEATS
-#: columns of a match row
-M_SEED, M_ROUNDS, M_WINNERS = 0, 1, 2   # winners: bit mask of match seats sharing the win
-M_TOTAL = 3                             # M_TOTAL + seat: penalty total
-MATCH_COLS = M_TOTAL + MAX_SEATS
-
-STATUS_OK, STATUS_ILLEGAL, STATUS_TOO_LONG = 0, 1, 2
 # Why 20000: a legal round cannot come near it. Every card is placed at most once
 # (52 * decks placements), a pile move needs a non-empty side and only a placement on an
 # empty side makes one (4 + 52 * decks moves), the stock gives at most 52 * decks draws,

@@ -1,6 +1,14 @@
 """Changing a round: deal and layout, place, move a pile, the end and start of a turn,
 and scoring (docs/rules.md: Seats, dealer and deal; Actions; Drawing; End of the round; Scoring).
 
+The rule, in short: seven cards to each seat, one card face up on each side, the rest the
+stock; kings dealt to a side stay or go to a corner (``layout_kings``). One card is drawn
+per turn: at the stop (``draw=end``), as the turn opens (``start``) or as it opens only
+when nothing can be played (``if_stuck``), never by a player who just went out. The round
+ends **out** when a hand empties, or **blocked** after as many idle turns in a row (no
+action, no draw) as there are players. Each hand left is charged a penalty: kings 10 and
+others 1 (``kings10``), or K Q J 10 = 10, ace 1, 2-9 their number (``face``).
+
 All functions take the flat state (see ``layout``) and change it in place. They trust
 their caller: legality is checked by ``legal`` before an action is applied.
 """

@@ -13,13 +13,34 @@
     rows = play_rounds(["greedy", "random"], range(1000), "classic")
 """
 
-from kc_sim.play.agent import AgentSpec, PythonAgent
-from kc_sim.play.faults import AgentFault
-from kc_sim.play.game import Game, IllegalActionError
-from kc_sim.play.observation import SeatView
-from kc_sim.play.recorded import record_round
-from kc_sim.play.registry import load_agent
-from kc_sim.play.runner import play_matches, play_rounds
+import importlib
 
-__all__ = ["AgentFault", "AgentSpec", "Game", "IllegalActionError", "PythonAgent", "SeatView", "load_agent",
-           "play_matches", "play_rounds", "record_round"]
+# lazy (PEP 562): the names below load their modules on first use, so importing one
+# submodule (``kc_sim.play.schema`` from a reader, a worker's module) does not load the
+# compiled core and every other module of the package.
+_EXPORTS = {
+    "AgentFault": "kc_sim.play.faults",
+    "AgentSpec": "kc_sim.play.agent",
+    "Game": "kc_sim.play.game",
+    "IllegalActionError": "kc_sim.play.game",
+    "PythonAgent": "kc_sim.play.agent",
+    "SeatView": "kc_sim.play.observation",
+    "load_agent": "kc_sim.play.registry",
+    "play_matches": "kc_sim.play.runner",
+    "play_rounds": "kc_sim.play.runner",
+    "record_round": "kc_sim.play.recorded",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

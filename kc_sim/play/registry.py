@@ -170,19 +170,6 @@ def parse_agent_list(text, what: str = "--agents") -> list[str]:
     return names
 
 
-def short_name(name: str) -> str:
-    """An agent's name without its module or file: ``Name`` for ``path/file.py:Name``
-    or ``package.module:Name``."""
-    return name.rsplit(":", 1)[-1]
-
-
-def base_label(label: str) -> str:
-    """The agent behind a label: ``greedy#2`` -> ``greedy`` (a copy in self-play),
-    ``pkg.mod:Name`` -> ``Name``."""
-    head, _, tail = label.rpartition("#")
-    return short_name(head if head and tail.isdigit() else label)
-
-
 def _with_option(key: str):
     """``sampler:N`` (or ``sampler-N``): a registered agent with its integer option (None if
     ``key`` is not of that form). The canonical name is ``sampler-N`` (results label agents

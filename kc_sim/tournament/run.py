@@ -70,10 +70,14 @@ def resolve_jobs(jobs) -> int:
 
 def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
                    jobs=None, backend=None, scheduler=None, out=None, records=0, chunk_size=None,
-                   lineups=None, quiet=False, command=None, on_chunk=None, summary=True) -> RunResult:
+                   lineups=None, quiet=False, command=None, on_chunk=None, summary=True,
+                   started: float | None = None) -> RunResult:
     """Plan, run (or resume) and summarise a tournament; see docs/tournaments.md.
-    ``on_chunk(index)`` is called after each part is written (tests use it to interrupt)."""
-    t0 = time.perf_counter()
+    ``on_chunk(index)`` is called after each part is written (tests use it to interrupt).
+    ``started`` (a ``time.perf_counter()`` reading) is when the clock of ``seconds`` and
+    ``start_seconds`` starts; the command line passes the start of its process, so the
+    compiling done while importing counts as start-up, not as nothing."""
+    t0 = time.perf_counter() if started is None else started
     if backend is None:
         backend = "dask" if scheduler else "loky"
     if backend not in BACKENDS:

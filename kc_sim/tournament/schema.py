@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kc_sim.core import loop
+from kc_sim.core import rows
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -63,21 +63,21 @@ ROUND_COLUMNS = (
     Column("lineup", "int16", "line-up index (manifest schedule.lineups)", "chunk"),
     Column("group", "int64", "rotation group = deal number (same deals in every line-up)", "worker", "int64"),
     Column("rotation", "int8", "seating rotation r: line-up position i sits in seat (i + r) % k", "worker", "int8"),
-    Column("match", "int64", "match id when matches are played", "core", "int64", loop.C_MATCH, True),
-    Column("match_round", "int16", "round number in the match (0 first)", "core", "int16", loop.C_MATCH_ROUND, True),
-    Column("seed", "int64", "deal seed of the round", "core", "int64", loop.C_SEED),
+    Column("match", "int64", "match id when matches are played", "core", "int64", rows.C_MATCH, True),
+    Column("match_round", "int16", "round number in the match (0 first)", "core", "int16", rows.C_MATCH_ROUND, True),
+    Column("seed", "int64", "deal seed of the round", "core", "int64", rows.C_SEED),
     Column("players", "int8", "seats dealt in (fewer than k after an elimination)", "derived"),
-    Column("dealer", "int8", "dealer seat", "core", "int8", loop.C_DEALER),
-    Column("first", "int8", "seat of the first player", "core", "int8", loop.C_FIRST),
+    Column("dealer", "int8", "dealer seat", "core", "int8", rows.C_DEALER),
+    Column("first", "int8", "seat of the first player", "core", "int8", rows.C_FIRST),
     Column(AGENT, "dictionary", "agent name in seat s (one dictionary for the run)", "derived", per_seat=True),
-    Column(PENALTY, "int16", "penalty of seat s (null: seat not in the round)", "core", "int16", loop.C_PENALTY,
+    Column(PENALTY, "int16", "penalty of seat s (null: seat not in the round)", "core", "int16", rows.C_PENALTY,
            True, True),
-    Column("winner", "int8", "winning seat, null when the round was blocked", "core", "int8", loop.C_WINNER, True),
+    Column("winner", "int8", "winning seat, null when the round was blocked", "core", "int8", rows.C_WINNER, True),
     Column("winner_agent", "dictionary", "its agent name, null when blocked", "derived"),
-    Column("end", "dictionary", "out or blocked (compact: the core's end code 1 or 2)", "core", "int8", loop.C_END),
-    Column("turns", "int32", "turns started", "core", "int32", loop.C_TURNS),
-    Column("actions", "int32", "placements and pile moves made", "core", "int32", loop.C_ACTIONS),
-    Column("stock_left", "int16", "cards left in the stock", "core", "int16", loop.C_STOCK_LEFT),
+    Column("end", "dictionary", "out or blocked (compact: the core's end code 1 or 2)", "core", "int8", rows.C_END),
+    Column("turns", "int32", "turns started", "core", "int32", rows.C_TURNS),
+    Column("actions", "int32", "placements and pile moves made", "core", "int32", rows.C_ACTIONS),
+    Column("stock_left", "int16", "cards left in the stock", "core", "int16", rows.C_STOCK_LEFT),
 )
 
 MATCH_COLUMNS = (
@@ -86,11 +86,11 @@ MATCH_COLUMNS = (
     Column("group", "int64", "rotation group = deal number", "worker", "int64"),
     Column("rotation", "int8", "seating rotation", "worker", "int8"),
     Column("match", "int64", "match id = (lineup * groups + group) * k + rotation", "worker", "int64"),
-    Column("seed", "int64", "match seed", "core", "int64", loop.M_SEED),
-    Column("rounds", "int16", "rounds played in the match", "core", "int16", loop.M_ROUNDS),
+    Column("seed", "int64", "match seed", "core", "int64", rows.M_SEED),
+    Column("rounds", "int16", "rounds played in the match", "core", "int16", rows.M_ROUNDS),
     Column(AGENT, "dictionary", "agent name in seat s", "derived", per_seat=True),
-    Column(TOTAL, "int32", "penalty total of seat s", "core", "int32", loop.M_TOTAL, per_seat=True),
-    Column("winners", "int16", "bit mask of the seats sharing the win", "core", "int16", loop.M_WINNERS),
+    Column(TOTAL, "int32", "penalty total of seat s", "core", "int32", rows.M_TOTAL, per_seat=True),
+    Column("winners", "int16", "bit mask of the seats sharing the win", "core", "int16", rows.M_WINNERS),
     Column(WIN, "bool", "seat s shares the win", "derived", per_seat=True),
 )
 
@@ -121,7 +121,7 @@ def _from_core(columns, rows: np.ndarray, k: int) -> dict:
 
 
 def compact_rounds(rows: np.ndarray, k: int, group, rotation) -> dict:
-    """The compact columns of round rows of the core (``loop.C_*``): every ``core`` and
+    """The compact columns of round rows of the core (``rows.C_*``): every ``core`` and
     ``worker`` column of :data:`ROUND_COLUMNS` by name (``penalty``: (rows, k))."""
     return {"group": np.ascontiguousarray(group, dtype=np.int64),
             "rotation": np.ascontiguousarray(rotation, dtype=np.int8),
@@ -129,7 +129,7 @@ def compact_rounds(rows: np.ndarray, k: int, group, rotation) -> dict:
 
 
 def compact_matches(rows: np.ndarray, k: int, group, rotation, match) -> dict:
-    """The compact columns of match rows of the core (``loop.M_*``) (``total``: (rows, k))."""
+    """The compact columns of match rows of the core (``rows.M_*``) (``total``: (rows, k))."""
     return {"group": np.asarray(group, dtype=np.int64), "rotation": np.asarray(rotation).astype(np.int8),
             "match": np.asarray(match, dtype=np.int64), **_from_core(MATCH_COLUMNS, rows, k)}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from kc_sim.play.registry import base_label
+from kc_sim.play.names import base_label
 from kc_sim.tournament.plan import labels_of
 from kc_sim.tournament.schema import (
     MATCH_COLUMNS,

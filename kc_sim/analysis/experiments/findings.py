@@ -18,7 +18,8 @@ from kc_sim.analysis.compare import compare_runs
 from kc_sim.analysis.experiments.schema import Experiment, RunSpec
 from kc_sim.analysis.scan import scan_run
 from kc_sim.analysis.text import excludes, fmt_num, fmt_pct, fmt_pp, fmt_signed
-from kc_sim.play.registry import base_label, load_agent
+from kc_sim.play.names import base_label
+from kc_sim.play.registry import load_agent
 from kc_sim.stats import Z95, mean_from_sums
 
 FINDINGS_FILE = "findings.md"
