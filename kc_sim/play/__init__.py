@@ -13,11 +13,9 @@
     rows = play_rounds(["greedy", "random"], range(1000), "classic")
 """
 
-import importlib
+from kc_sim._lazy import lazy_exports
 
-# lazy (PEP 562): the names below load their modules on first use, so importing one
-# submodule (``kc_sim.play.schema`` from a reader, a worker's module) does not load the
-# compiled core and every other module of the package.
+# lazy: see kc_sim._lazy
 _EXPORTS = {
     "AgentFault": "kc_sim.play.faults",
     "AgentSpec": "kc_sim.play.agent",
@@ -32,15 +30,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -27,8 +27,8 @@ from kc_sim.game.cards import card_text
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.game import Game, why_illegal
 from kc_sim.play.match import Match
-from kc_sim.play.recorded import RecordedRound
 from kc_sim.play.names import short_name
+from kc_sim.play.recorded import RecordedRound
 from kc_sim.play.registry import load_agent, parse_agent_list
 from kc_sim.play.seat import SeatedAgents
 from kc_sim.records.format import write_records
