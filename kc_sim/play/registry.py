@@ -36,9 +36,8 @@ from kc_sim.core.policy import POLICY_SIG
 from kc_sim.errors import UserError
 from kc_sim.play.agent import AgentSpec, PythonAgent
 
-__all__ = ["BASELINES", "GROUP", "broken_agents", "builtin_agents", "builtin_names", "builtin_labels", "load_agent",
-           "load_agents", "parse_agent_list",
-           "spec_from_object"]
+__all__ = ["BASELINES", "GROUP", "broken_agents", "builtin_agents", "builtin_labels", "builtin_names", "load_agent",
+           "load_agents", "parse_agent_list", "spec_from_object"]
 
 #: the entry-point group agents are registered in
 GROUP = "kc_sim.agents"
