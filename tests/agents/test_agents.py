@@ -4,7 +4,6 @@ agents by name."""
 
 from __future__ import annotations
 
-import itertools
 import pickle
 from pathlib import Path
 
@@ -20,11 +19,12 @@ from kc_sim.core.legal import count_plays, nth_play
 from kc_sim.core.policy import MEM_SIZE, random_policy
 from kc_sim.core.rng import derive
 from kc_sim.errors import UserError
-from kc_sim.game.rules import DRAW, LAYOUT_KINGS, SCORING, RuleSet, parse_rules
+from kc_sim.game.rules import parse_rules
 from kc_sim.play.agent import AgentSpec, PythonAgent
 from kc_sim.play.game import Game
 from kc_sim.play.registry import builtin_agents, builtin_names, load_agent
 from kc_sim.play.runner import play_matches, play_rounds, record_round
+from kc_sim.testing import round_rule_sets
 from tests.helpers.positions import play_turn, position
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,9 +137,7 @@ def test_builtins_are_deterministic_and_never_touch_their_generator():
 
 # --- no illegal move, every variant ----------------------------------------------------------
 
-ALL_RULES = [RuleSet(draw=d, layout_kings=lk, king_on_empty_side=ks, decks=dk, must_play_kings=mk, scoring=sc)
-             for d, lk, ks, dk, mk, sc in itertools.product(DRAW, LAYOUT_KINGS, (True, False), (1, 2),
-                                                            (False, True), SCORING)]
+ALL_RULES = round_rule_sets()
 
 
 #: rounds per agent and rule set: the searching agents are slower than the baselines

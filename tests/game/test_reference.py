@@ -12,6 +12,7 @@ from kc_sim.errors import UserError
 from kc_sim.game.cards import PILES, parse_card, parse_pile
 from kc_sim.game.reference import STOP, IllegalAction, RefRound
 from kc_sim.game.rules import RuleSet, parse_rules
+from kc_sim.testing import round_rule_sets
 
 CLASSIC = parse_rules("classic")
 
@@ -340,15 +341,7 @@ def test_two_decks_eight_players_deal_and_king_stays_when_corners_full():
 
 # --- random playouts: invariants over every rule combination ------------------------------
 
-ALL_RULES = [
-    RuleSet(draw=d, layout_kings=lk, king_on_empty_side=ke, decks=dk, must_play_kings=mk, scoring=sc)
-    for d in ("end", "start", "if_stuck")
-    for lk in ("stay", "to_corner")
-    for ke in (True, False)
-    for dk in (1, 2)
-    for mk in (True, False)
-    for sc in ("kings10", "face")
-]
+ALL_RULES = round_rule_sets()   # every combination of the round switches (96)
 
 
 def random_round(rs: RuleSet, seed: int, stop_chance: float = 0.3) -> RefRound:

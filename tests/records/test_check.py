@@ -20,6 +20,7 @@ from kc_sim.records.check import (
     load_records,
     parse_action,
 )
+from kc_sim.testing import round_rule_sets
 
 CLASSIC = parse_rules("classic")
 
@@ -136,15 +137,7 @@ def test_action_text_refuses_unknown_ids():
 
 # --- valid records ------------------------------------------------------------------------
 
-ALL_RULES = [
-    RuleSet(draw=d, layout_kings=lk, king_on_empty_side=ke, decks=dk, must_play_kings=mk, scoring=sc)
-    for d in ("end", "start", "if_stuck")
-    for lk in ("stay", "to_corner")
-    for ke in (True, False)
-    for dk in (1, 2)
-    for mk in (True, False)
-    for sc in ("kings10", "face")
-]
+ALL_RULES = round_rule_sets()   # every combination of the round switches (96)
 
 
 @pytest.mark.parametrize("rs", ALL_RULES, ids=lambda rs: rs.spec())
