@@ -71,11 +71,12 @@ def wait_warm(futures, pending) -> None:
         raise _lost(e, pending[:2 * len(futures)]) from None
 
 
-def _windowed(submit, tasks, window: int):
+def _windowed(submit, tasks, window: int, dead_worker=lambda: None):
     """Submit tasks keeping at most ``window`` in flight; yield results as they complete.
-    A broken pool (a worker died), seen by a result or by the next submit, ends the run
-    with :class:`WorkerLost` naming the chunks not finished. Pending futures are left to
-    the caller's teardown (cancelling them first races the pool's own shutdown)."""
+    A broken pool (a worker died), seen by a result, by the next submit or by
+    ``dead_worker()`` (checked every second while waiting), ends the run with
+    :class:`WorkerLost` naming the chunks not finished. Pending futures are left to the
+    caller's teardown (cancelling them first races the pool's own shutdown)."""
     it = iter(tasks)
     pending = {}
     task = None
@@ -83,7 +84,11 @@ def _windowed(submit, tasks, window: int):
         for task in itertools.islice(it, window):
             pending[submit(task)] = task
         while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            done, _ = wait(pending, timeout=_WATCH_SECONDS, return_when=FIRST_COMPLETED)
+            if not done:
+                died = dead_worker()
+                if died is not None:
+                    raise BrokenProcessPool(died)
             for fut in done:
                 task = pending.pop(fut)
                 res = fut.result()
@@ -94,6 +99,23 @@ def _windowed(submit, tasks, window: int):
     except BrokenProcessPool as e:
         unfinished = {t.index: t for t in [*pending.values(), *([task] if task is not None else [])]}
         raise _lost(e, list(unfinished.values())) from None
+
+
+#: how often a wait for results also checks that no worker died: loky's own detection
+#: can miss a worker killed at the wrong moment (seen once under load: the run then waited
+#: forever), so the pool's processes are looked at directly as well
+_WATCH_SECONDS = 1.0
+
+
+def _dead_loky_worker(ex) -> str | None:
+    """A description of a worker of the pool that died: killed by a signal or exited with an
+    error (None while none did). A worker that left after loky's idle timeout exits with 0
+    and is not a loss."""
+    for pid, proc in list(getattr(ex, "_processes", {}).items()):
+        code = proc.exitcode
+        if code not in (None, 0):
+            return f"worker {pid} exited with code {code}"
+    return None
 
 
 def _stop_loky(ex) -> None:
@@ -115,7 +137,8 @@ def executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple):
     elif backend == "loky":
         ex = _loky_executor(jobs)
         try:
-            yield lambda tasks: _windowed(lambda t: ex.submit(run_chunk, t), tasks, 2 * jobs)
+            yield lambda tasks: _windowed(lambda t: ex.submit(run_chunk, t), tasks, 2 * jobs,
+                                          lambda: _dead_loky_worker(ex))
         except BaseException:
             _stop_loky(ex)
             raise
