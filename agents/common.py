@@ -54,6 +54,16 @@ def highest_rank_card(m):
 
 
 @nb.njit(cache=True, inline="always")
+def lowest_rank_card(m):
+    """The lowest-ranked card of a non-empty mask (lowest id among equal ranks), or -1."""
+    for r in range(1, KING + 1):
+        x = m & RANK_MASK[r]
+        if x:
+            return lowest(x)
+    return -1
+
+
+@nb.njit(cache=True, inline="always")
 def best_pile(st, c):
     """Where card c goes: the first non-empty pile whose top it fits, else the first empty
     corner (a king), else the first empty side that takes it; -1 if none."""

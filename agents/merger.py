@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 
 from agents.common import (
@@ -11,6 +12,7 @@ from agents.common import (
     first_move,
     greedy_action,
     highest_rank_card,
+    lowest_rank_card,
     own_hand,
 )
 from kc_sim.core.ids import place_id
@@ -18,6 +20,39 @@ from kc_sim.core.layout import STOP
 from kc_sim.core.policy import compiled_policy
 from kc_sim.game.cards import NON_KINGS_MASK
 from kc_sim.play.agent import AgentSpec
+
+
+@nb.njit(cache=True, inline="always")
+def side_fill(st, seat, low):
+    """Step 2 below: on the first empty side, the highest-ranked (``low``: the lowest-ranked)
+    hand card the side takes, a king only when no corner is empty; -1 if no side is empty
+    or no card fits."""
+    side = first_empty_side(st)
+    if side < 0:
+        return -1
+    ok = own_hand(st, seat) & empty_side_mask(st)
+    if first_empty_corner(st) >= 0:
+        ok &= np.int64(NON_KINGS_MASK)
+    if not ok:
+        return -1
+    if low:
+        return place_id(lowest_rank_card(ok), side)
+    return place_id(highest_rank_card(ok), side)
+
+
+@nb.njit(cache=True, inline="always")
+def merger_choice(st, seat, low):
+    """The three steps of ``pile-merger`` (:func:`merger_policy`), step 2 with the lowest card when ``low``."""
+    a = first_move(st)
+    if a >= 0:
+        return a
+    a = side_fill(st, seat, low)
+    if a >= 0:
+        return a
+    a = greedy_action(st, seat)
+    if a < 0:
+        return STOP
+    return a
 
 
 @compiled_policy
@@ -37,20 +72,7 @@ def merger_policy(st, seat, mem):
     Every move empties a side and every placement on a side sheds a card, so a turn
     always ends. Deterministic: it never uses its random generator.
     """
-    a = first_move(st)
-    if a >= 0:
-        return a
-    side = first_empty_side(st)
-    if side >= 0:
-        ok = own_hand(st, seat) & empty_side_mask(st)
-        if first_empty_corner(st) >= 0:
-            ok &= np.int64(NON_KINGS_MASK)
-        if ok:
-            return place_id(highest_rank_card(ok), side)
-    a = greedy_action(st, seat)
-    if a < 0:
-        return STOP
-    return a
+    return merger_choice(st, seat, False)
 
 
 #: the registered agent (entry points ``pile-merger`` and its alias ``merger``)

@@ -30,7 +30,9 @@ from tests.helpers.positions import play_turn, position
 ROOT = Path(__file__).resolve().parents[2]
 PY_EXAMPLE = ROOT / "agents" / "examples" / "my_python_agent.py"
 COMPILED_EXAMPLE = ROOT / "agents" / "examples" / "my_compiled_agent.py"
-BUILTINS = ["random", "greedy", "king-first", "pile-merger", "planner", "sampler"]
+BUILTINS = ["random", "greedy", "king-first", "pile-merger", "greedy-hold-kings", "greedy-kings-last",
+            "greedy-kings-sides", "greedy-low-sides", "greedy-no-merge", "merger-low-sides", "merger-no-merge",
+            "planner", "sampler"]
 POLICIES = {"greedy": greedy_policy, "king-first": king_first_policy, "pile-merger": merger_policy}
 
 

@@ -103,7 +103,7 @@ def test_budget_names(tmp_path):
 def test_budget_name_in_a_tournament(tmp_path):
     from kc_sim.tournament.run import run_tournament
     res = run_tournament(["sampler:2", "greedy"], players=2, rounds=40, jobs=1, out=tmp_path / "t", quiet=True)
-    assert res.plan.labels == ["sampler-2", "greedy"]
+    assert res.plan.labels == ["greedy", "sampler-2"]          # sorted by name: the order given does not matter
     assert set(res.summary["agent"]) == {"sampler-2", "greedy"}
 
 
