@@ -18,7 +18,7 @@ A :class:`Tally` holds sufficient statistics (counts, sums, sums of squares) and
 filled part by part, so a summary of any number of rounds needs memory for one part
 only. :func:`summarize` builds the same tables from a rounds dataframe in memory. Its
 intervals treat rounds as independent; duplicate deals make agents' results within a
-rotation group negatively correlated, which makes the intervals of a difference
+deal negatively correlated, which makes the intervals of a difference
 conservative.
 """
 
@@ -187,6 +187,41 @@ def cluster_rate(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, f
     return rate_from_sums(s, n, len(n), z)
 
 
+# --- the paired observation of a deal ------------------------------------------------
+
+def pair_deal_scores(group, seat_agent, penalty, pairs):
+    """Per deal and pair of agents, the share of the deal's rounds in which the first
+    agent of the pair finished ahead of the second (lower penalty; equal counts half).
+
+    This is the paired observation of kc-sim's early stopping, control variates and power:
+    every deal is played in every seating, so seat and hand effects cancel inside it, and
+    deals are independent draws. ``group`` (R,) deal numbers; ``seat_agent`` (R, k) agent
+    index by seat; ``penalty`` (R, k), negative where the seat was not dealt in; ``pairs``
+    (P, 2) agent index pairs ``(a, b)``. Returns ``(deals, score, n)``: the sorted deal
+    numbers (D,), ``score`` (D, P) in [0, 1] (NaN where the pair did not meet in that deal)
+    and ``n`` (D, P), the rounds in which both were dealt in."""
+    group = np.asarray(group, dtype=np.int64)
+    seat_agent = np.asarray(seat_agent, dtype=np.int64)
+    penalty = np.asarray(penalty, dtype=np.int64)
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    deals, inv = np.unique(group, return_inverse=True)
+    D, P = len(deals), len(pairs)
+    score = np.full((D, P), np.nan)
+    n = np.zeros((D, P), np.int64)
+    dealt = penalty >= 0
+    for p, (a, b) in enumerate(pairs):
+        in_a, in_b = (seat_agent == a) & dealt, (seat_agent == b) & dealt
+        both = in_a.any(axis=1) & in_b.any(axis=1)
+        pen_a = np.where(in_a, penalty, 0).sum(axis=1)[both]
+        pen_b = np.where(in_b, penalty, 0).sum(axis=1)[both]
+        ahead = (pen_a < pen_b) + 0.5 * (pen_a == pen_b)
+        n[:, p] = np.bincount(inv[both], minlength=D)
+        total = np.bincount(inv[both], weights=ahead, minlength=D)
+        met = n[:, p] > 0
+        score[met, p] = total[met] / n[met, p]
+    return deals, score, n
+
+
 # --- the tally of a tournament ---------------------------------------------------------
 
 class Tally:
@@ -208,14 +243,18 @@ class Tally:
         self.pair_pen_sq = np.zeros((A, A), np.float64)
         self.diff_sum = np.zeros((A, A), np.float64)     # sum of (pen a - pen b)
         self.diff_sq = np.zeros((A, A), np.float64)
+        # the paired score of a deal (pair_deal_scores), one observation per deal and line-up
+        self.deal_n = np.zeros((A, A), np.int64)
+        self.deal_sum = np.zeros((A, A), np.float64)
+        self.deal_sq = np.zeros((A, A), np.float64)
         self.matches = np.zeros(A, np.int64)
         self.match_wins = np.zeros(A, np.int64)          # shared wins count for every sharer
         self.total_sum = np.zeros(A, np.float64)
         self.total_sq = np.zeros(A, np.float64)
 
     _FIELDS = ("seat_rounds", "seat_wins", "pen_sum", "pen_sq", "pair_rounds", "pair_wins", "pair_beats",
-               "pair_ties", "pair_pen_sum", "pair_pen_sq", "diff_sum", "diff_sq", "matches", "match_wins",
-               "total_sum", "total_sq")
+               "pair_ties", "pair_pen_sum", "pair_pen_sq", "diff_sum", "diff_sq", "deal_n", "deal_sum", "deal_sq",
+               "matches", "match_wins", "total_sum", "total_sq")
 
     def merge(self, other: "Tally") -> "Tally":
         """Add another tally of the same agents and seats (e.g. one chunk's)."""
@@ -234,7 +273,8 @@ class Tally:
         d = json.loads(text)
         t = cls(d["n_agents"], d["players"])
         for f in cls._FIELDS:
-            setattr(t, f, np.asarray(d[f], dtype=getattr(t, f).dtype).reshape(getattr(t, f).shape))
+            if f in d:              # a tally written before a field existed keeps it at zero
+                setattr(t, f, np.asarray(d[f], dtype=getattr(t, f).dtype).reshape(getattr(t, f).shape))
         return t
 
     def _count(self, idx, weights=None, size=None):
@@ -272,6 +312,23 @@ class Tally:
             add(self.pair_pen_sq, ps * ps)
             add(self.diff_sum, d)
             add(self.diff_sq, d * d)
+        return self
+
+    def add_deals(self, group, seat_agent, penalty) -> "Tally":
+        """Add the paired score of every deal (:func:`pair_deal_scores`) of rounds of one
+        line-up, for every ordered pair of its agents: the observations behind the
+        "finishes ahead" interval, which is paired by deal."""
+        seat_agent = np.asarray(seat_agent, dtype=np.int64)
+        agents = np.unique(seat_agent[seat_agent >= 0])
+        pairs = [(a, b) for a in agents for b in agents if a != b]
+        if not pairs:
+            return self
+        _, score, n = pair_deal_scores(group, seat_agent, penalty, pairs)
+        for p, (a, b) in enumerate(pairs):
+            x = score[n[:, p] > 0, p]
+            self.deal_n[a, b] += len(x)
+            self.deal_sum[a, b] += x.sum()
+            self.deal_sq[a, b] += (x * x).sum()
         return self
 
     def add_matches(self, seat_agent, total, winners) -> "Tally":
@@ -323,7 +380,9 @@ class Tally:
         """One row per ordered pair (agent, opponent) that met: over the rounds where both
         had a seat, the agent's wins, how often its penalty was lower than the opponent's
         (``beats``; equal penalties are ``ties``) and the mean penalty difference
-        (agent minus opponent) with its interval."""
+        (agent minus opponent) with its interval; and ``ahead``: the share of rounds it finished
+        ahead (ties half), its interval paired by deal (the spread of the per-deal scores, one
+        per deal and line-up; NaN for tallies without them)."""
         import pandas as pd  # lazy: workers fill a Tally and must start without pandas
 
         names = list(names)
@@ -334,14 +393,17 @@ class Tally:
                 continue
             rows.append((names[a], names[b], n, self.pair_wins[a, b], self.pair_pen_sum[a, b],
                          self.pair_pen_sq[a, b], self.pair_beats[a, b], self.pair_ties[a, b],
-                         self.diff_sum[a, b], self.diff_sq[a, b]))
-        cols = ["agent", "opponent", "rounds", "wins", "pen_sum", "pen_sq", "beats", "ties", "d_sum", "d_sq"]
+                         self.diff_sum[a, b], self.diff_sq[a, b], self.deal_n[a, b], self.deal_sum[a, b],
+                         self.deal_sq[a, b]))
+        cols = ["agent", "opponent", "rounds", "wins", "pen_sum", "pen_sq", "beats", "ties", "d_sum", "d_sq",
+                "deals", "a_sum", "a_sq"]
         t = pd.DataFrame(rows, columns=cols).astype({"rounds": np.int64, "wins": np.int64,
                                                       "beats": np.int64, "ties": np.int64})
         lo, hi = wilson(t["wins"], t["rounds"])
         mean, mlo, mhi = mean_ci(t["pen_sum"], t["pen_sq"], t["rounds"])
         blo, bhi = wilson(t["beats"], t["rounds"])
         dmean, dlo, dhi = mean_ci(t["d_sum"], t["d_sq"], t["rounds"])
+        ahead, alo, ahi = mean_ci(t["a_sum"], t["a_sq"], t["deals"])
         return pd.DataFrame({
             "agent": t["agent"], "opponent": t["opponent"], "rounds": t["rounds"], "wins": t["wins"],
             "win_rate": t["wins"] / t["rounds"], "win_lo": lo, "win_hi": hi,
@@ -349,6 +411,7 @@ class Tally:
             "beats": t["beats"], "ties": t["ties"], "beat_rate": t["beats"] / t["rounds"],
             "beat_lo": blo, "beat_hi": bhi,
             "penalty_diff": dmean, "diff_lo": dlo, "diff_hi": dhi,
+            "ahead": ahead, "ahead_lo": alo, "ahead_hi": ahi,
         })
 
     def summary(self, names, head_to_head: bool | None = None) -> pd.DataFrame:
@@ -359,7 +422,7 @@ class Tally:
         agents = self.agent_table(names)
         agents.insert(1, "opponent", pd.Series([None] * len(agents), dtype="string"))
         if head_to_head is None:
-            head_to_head = self.n_agents > 2
+            head_to_head = self.n_agents >= 2
         if not head_to_head:
             return _typed(agents)
         pairs = self.head_to_head(names)
@@ -404,7 +467,13 @@ def tally_rounds(df: pd.DataFrame, names, tally: Tally | None = None) -> Tally:
     tally = tally or Tally(len(names), codes.shape[1])
     pen = df[seat_columns(df, "penalty_")].fillna(-1).to_numpy(dtype=np.int64)
     winner = df["winner"].fillna(-1).to_numpy(dtype=np.int64)
-    return tally.add_rounds(codes, pen, winner)
+    tally.add_rounds(codes, pen, winner)
+    if "group" in df.columns:
+        keys = df["lineup"].to_numpy(dtype=np.int64) if "lineup" in df.columns else np.zeros(len(df), np.int64)
+        for lu in np.unique(keys):
+            here = keys == lu
+            tally.add_deals(df["group"].to_numpy(dtype=np.int64)[here], codes[here], pen[here])
+    return tally
 
 
 def tally_matches(df: pd.DataFrame, names, tally: Tally) -> Tally:

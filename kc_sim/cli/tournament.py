@@ -36,6 +36,33 @@ SchedulerOpt = Annotated[Optional[str], typer.Option(
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar or table, only the final lines")]
 
 
+UntilOpt = Annotated[Optional[str], typer.Option(
+    "--until", help="decided: stop as soon as every pair of agents is decided (an anytime-valid confidence "
+    "sequence on the per-deal paired score excludes 50%, or is narrower than --precision), at most "
+    "--max-rounds; the same command stops at the same round whatever --jobs or backend")]
+PrecisionOpt = Annotated[Optional[str], typer.Option(
+    "--precision", help="with --until: a pair also counts as decided once its interval's half-width is "
+    "below this (0.5pp, 0.5% or 0.005); default: only a separation decides")]
+MaxRoundsOpt = Annotated[Optional[int], typer.Option(
+    "--max-rounds", help="with --until: the most rounds to play (default 2,000,000; 200,000 with Python "
+    "agents)")]
+AlphaOpt = Annotated[Optional[float], typer.Option(
+    "--alpha", help="with --until: the chance of ever declaring a difference that is not there, over all "
+    "pairs together (default 0.05)")]
+
+
+def until_size(until, rounds, max_rounds):
+    """The size of a run: ``--rounds``, or with ``--until`` the ``--max-rounds`` cap."""
+    if until is None:
+        if max_rounds is not None:
+            raise UserError("--max-rounds caps a run that stops early: give it with --until decided "
+                            "(or use --rounds)")
+        return rounds
+    if rounds is not None:
+        raise UserError("with --until decided the size is a maximum: give --max-rounds instead of --rounds")
+    return max_rounds
+
+
 def _command(name: str, first=None, **options) -> str:
     """The command as it would be typed, rebuilt from the parsed options (for the manifest)."""
     words = ["kc-sim", name] + ([str(first)] if first is not None else [])
@@ -53,7 +80,7 @@ def tournament(
     players: PlayersOpt = None,
     rounds: Annotated[Optional[int], typer.Option(
         "--rounds", help="single rounds in all (default 200,000; 20,000 with Python agents); rounded "
-        "up to whole rotation groups")] = None,
+        "up to whole deals (each deal is played in every seating)")] = None,
     matches: Annotated[Optional[int], typer.Option(
         "--matches", help="play this many whole matches under the rules' match switch instead of rounds")] = None,
     rules: RulesOpt = "classic",
@@ -68,19 +95,31 @@ def tournament(
     chunk_size: Annotated[Optional[int], typer.Option(
         "--chunk-size", help="rounds (matches with --matches) per chunk, one parquet part each "
         "(default 50,000 rounds / 5,000 matches, a twentieth of that with Python agents)")] = None,
+    seating: Annotated[str, typer.Option(
+        "--seating", help="balanced (default): every deal in all k! seatings (k <= 4; a balanced "
+        "round-table design for more seats), so the order of --agents and who sits before whom cancel; "
+        "rotations: the k cyclic rotations only, for comparison")] = "balanced",
+    until: UntilOpt = None,
+    precision: PrecisionOpt = None,
+    max_rounds: MaxRoundsOpt = None,
+    alpha: AlphaOpt = None,
     quiet: QuietOpt = False,
 ):
-    """Play every line-up of the agents in every seat rotation on duplicate deals; write
+    """Play every line-up of the agents in every seating on duplicate deals; write
     parquet results, a summary and a manifest; resume an interrupted run."""
     # lazy: loads numba (~1.5 s); kc-sim --help must not
     from kc_sim.tournament.run import run_tournament
 
-    command = _command("tournament", agents=agents, players=players, rounds=rounds, matches=matches, rules=rules,
-                       seed=seed, jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records or None,
-                       chunk_size=chunk_size, quiet=quiet)
+    rounds = until_size(until, rounds, max_rounds)
+    command = _command("tournament", agents=agents, players=players, rounds=None if until else rounds,
+                       matches=matches, rules=rules, seed=seed, jobs=jobs, backend=backend, scheduler=scheduler,
+                       out=out, records=records or None, chunk_size=chunk_size,
+                       seating=None if seating == "balanced" else seating, until=until, precision=precision,
+                       max_rounds=max_rounds, alpha=alpha, quiet=quiet)
     res = run_tournament(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
                          jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records,
-                         chunk_size=chunk_size, quiet=quiet, command=command, started=process_start())
+                         chunk_size=chunk_size, seating=seating, until=until, precision=precision, alpha=alpha,
+                         quiet=quiet, command=command, started=process_start())
     if not quiet:
         typer.echo(format_summary(res.summary))
     if len(res.plan.labels) >= 3:           # the leaderboard (kc_sim.analysis.leaderboard), saved in the run folder
@@ -116,7 +155,8 @@ def final_line(res) -> str:
     unit = "rounds" if res.plan.mode == "rounds" else "matches"
     extra = f" ({res.rounds:,} rounds)" if unit == "matches" else ""
     if res.played_units:
-        rate = res.played_units / res.play_seconds if res.play_seconds > 0 else float("nan")
+        played = res.played_units + res.dropped_units
+        rate = played / res.play_seconds if res.play_seconds > 0 else float("nan")
         rest = max(res.seconds - res.start_seconds - res.play_seconds, 0.0)
         phases = (f"compile and start-up {res.start_seconds:.1f} s, play {res.play_seconds:.1f} s at {rate:,.0f} {unit}/s, "
                   f"summary {rest:.1f} s")
@@ -125,7 +165,10 @@ def final_line(res) -> str:
     chunks = res.played_chunks + res.resumed_chunks
     done = (f"{res.resumed_chunks} of {chunks} chunks were already done, {res.played_units:,} {unit} played now"
             if res.resumed_chunks else f"{chunks} chunk" + ("s" if chunks != 1 else ""))
-    return f"{res.units:,} {unit}{extra} in {res.seconds:.1f} s ({phases}); {done}; results in {res.out}"
+    stop = f"; stopped: {res.stop}" if res.stop else ""
+    if res.dropped_units:
+        done += f" ({res.dropped_units:,} {unit} in flight after the stop were dropped)"
+    return f"{res.units:,} {unit}{extra} in {res.seconds:.1f} s ({phases}); {done}{stop}; results in {res.out}"
 
 
 def _ci(v, lo, hi, pct: bool) -> str:
@@ -155,13 +198,18 @@ def format_summary(df) -> str:
                          f"{r['mean_total']:10.2f}")
     pairs = df[df["opponent"].notna()]
     if len(pairs):
+        if len(agents) == 2:                          # one pair: its two rows say the same thing
+            pairs = pairs.iloc[:1]
         lines.append("")
-        lines.append(f"{'agent':18s} {'vs':18s} {'rounds':>10s}  {'win rate [95% CI]':22s} "
-                     f"{'penalty diff [95% CI]':24s}")
+        lines.append(f"{'agent':18s} {'vs':18s} {'rounds':>10s}  {'finishes ahead [95% CI]':24s} "
+                     f"{'win rate [95% CI]':22s} {'penalty diff [95% CI]':24s}")
         for _, r in pairs.iterrows():
             lines.append(f"{str(r['agent']):18s} {str(r['opponent']):18s} {int(r['rounds']):>10,d}  "
+                         f"{_ci(r['ahead'], r['ahead_lo'], r['ahead_hi'], True):24s} "
                          f"{_ci(r['win_rate'], r['win_lo'], r['win_hi'], True):22s} "
                          f"{_ci(r['penalty_diff'], r['diff_lo'], r['diff_hi'], False):24s}")
+        lines.append("finishes ahead: share of the rounds both played in which the agent's penalty was lower "
+                     "(ties half), interval paired by deal")
     return "\n".join(lines)
 
 
@@ -190,10 +238,17 @@ def bench_agent(
     check: Annotated[bool, typer.Option(
         "--check", help="first run the conformance check (kc_sim.testing.check_agent): legal under all 96 "
         "round rule sets, reproducible, blind to hidden cards; stop with exit 2 if it fails")] = False,
+    until: UntilOpt = None,
+    precision: PrecisionOpt = None,
+    max_rounds: Annotated[Optional[int], typer.Option(
+        "--max-rounds", help="with --until: the most rounds against each baseline (default 1,000,000; "
+        "100,000 for Python agents)")] = None,
+    alpha: AlphaOpt = None,
     quiet: QuietOpt = False,
 ):
     """Play an agent against each baseline, two seats, both seat orders on duplicate deals;
-    print its win rate and mean penalty difference (agent minus baseline) with 95% intervals."""
+    print its win rate and mean penalty difference (agent minus baseline) with 95% intervals.
+    With --until decided, stop as soon as every comparison is decided."""
     # lazy: loads numba (~1.5 s); kc-sim --help must not
     from kc_sim.play.registry import load_agent, parse_agent_list
     from kc_sim.tournament.run import run_tournament
@@ -211,27 +266,30 @@ def bench_agent(
         raise UserError("no baselines to play against: give --baselines a,b")
     for n in names:
         load_agent(n)
+    rounds = until_size(until, rounds, max_rounds)
     if rounds is None:
-        rounds = 100_000 if spec.compiled else 10_000
+        rounds = (100_000 if spec.compiled else 10_000) * (10 if until else 1)
     if rounds < 1:
-        raise UserError(f"bad --rounds {rounds}: expected a positive number")
+        raise UserError(f"bad --{'max-rounds' if until else 'rounds'} {rounds}: expected a positive number")
     with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
         folder = out if out is not None else Path(tmp) / "run"
         res = run_tournament([agent, *names], players=2, rounds=rounds * len(names), rules=rules, seed=seed,
                              jobs=jobs, backend=backend, scheduler=scheduler, out=folder,
-                             lineups=[(0, j) for j in range(1, len(names) + 1)], quiet=quiet,
+                             lineups=[(0, j) for j in range(1, len(names) + 1)], until=until,
+                             precision=precision, alpha=alpha, quiet=quiet,
                              command=_command("bench-agent", agent, baselines=baselines, rounds=rounds, rules=rules,
                                               seed=seed, jobs=jobs, backend=backend, scheduler=scheduler,
-                                              out=out, quiet=quiet))
+                                              out=out, until=until, precision=precision, max_rounds=max_rounds,
+                                              alpha=alpha, quiet=quiet))
         table = bench_table(res)
-    typer.echo(format_bench(table, res.plan.labels[0]))
+    typer.echo(format_bench(table, res.plan.labels[res.plan.named[0]]))
     typer.echo(final_line(res) if out is not None else final_line(res).rsplit(";", 1)[0])
 
 
 def bench_table(res):
-    """Head-to-head rows of the measured agent (agent 0) against each baseline."""
+    """Head-to-head rows of the measured agent (the first named) against each baseline."""
     h2h = res.tally.head_to_head(res.plan.labels)
-    return h2h[h2h["agent"] == res.plan.labels[0]].reset_index(drop=True)
+    return h2h[h2h["agent"] == res.plan.labels[res.plan.named[0]]].reset_index(drop=True)
 
 
 def format_bench(table, name: str) -> str:

@@ -76,7 +76,8 @@ def _windowed(submit, tasks, window: int, dead_worker=lambda: None):
     A broken pool (a worker died), seen by a result, by the next submit or by
     ``dead_worker()`` (checked every second while waiting), ends the run with
     :class:`WorkerLost` naming the chunks not finished. Pending futures are left to the
-    caller's teardown (cancelling them first races the pool's own shutdown)."""
+    caller's teardown (cancelling them first races the pool's own shutdown); when the caller
+    stops asking for results, the chunks in flight are waited for."""
     it = iter(tasks)
     pending = {}
     task = None
@@ -99,6 +100,11 @@ def _windowed(submit, tasks, window: int, dead_worker=lambda: None):
     except BrokenProcessPool as e:
         unfinished = {t.index: t for t in [*pending.values(), *([task] if task is not None else [])]}
         raise _lost(e, list(unfinished.values())) from None
+    except GeneratorExit:
+        # the caller needs no more results (an early stop): let the chunks in flight finish
+        # (at most the window) rather than cancel them, which races the pool's own threads
+        wait(pending)
+        raise
 
 
 #: how often a wait for results also checks that no worker died: loky's own detection

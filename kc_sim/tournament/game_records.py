@@ -1,7 +1,7 @@
 """Game records of a tournament (``--records K``): some of its rounds replayed with the
 event log on and written as ``records.jsonl`` (docs/formats.md), for ``kc-sim check`` and
 replay. The rounds are taken from the first chunk of each line-up in turn, so the first
-records cover every line-up and rotation.
+records cover every line-up and seating.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from kc_sim.tournament.schema import AGENT, PENALTY, RECORD_COLUMNS, seat_names
 
 def _record_rows(plan: Plan, k: int):
     """The rounds to record: the first rounds of each line-up's first chunk, taken
-    line-up by line-up in turn (so the first records cover every line-up and rotation)."""
+    line-up by line-up in turn (so the first records cover every line-up and seating)."""
     import pyarrow.parquet as pq  # lazy: the package is imported by workers, which never read parts
 
     firsts = {}
@@ -40,7 +40,7 @@ def _record_rows(plan: Plan, k: int):
 def write_tournament_records(plan: Plan, k: int) -> Path:
     """Replay ``k`` rounds of the run with the event log on and write their game records
     (``records.jsonl``, for ``kc-sim check`` and replay). Single rounds are recorded with
-    ``match`` 0 and ``round`` = their rotation group; rounds of matches with their match
+    ``match`` 0 and ``round`` = their group (deal number); rounds of matches with their match
     id and round in the match."""
     by_label = dict(zip(plan.labels, plan.specs))
     faults = plan.out / FAULTS_DIR

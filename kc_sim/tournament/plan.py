@@ -3,6 +3,10 @@
 :func:`make_plan` turns what a user asks for (agents, seats, size, rules, seed) into a
 :class:`Plan`: the configuration that the manifest stores and that resuming compares,
 and the schedule of line-ups, groups and chunks (:mod:`kc_sim.tournament.schedule`).
+**The order agents are named in does not matter**: the plan sorts them by name (agent
+index = place in that order), so ``greedy,merger`` and ``merger,greedy`` are the same
+run, with the same line-ups, seatings, files and figures; :attr:`Plan.named` maps the
+order given to the agent indices.
 Agents are shown by a label: the agent's name (``Name`` for ``path/file.py:Name``),
 ``#2``, ``#3`` ... for repeated agents; :func:`base_label` undoes both.
 """
@@ -24,8 +28,9 @@ from kc_sim.tournament.schedule import (
     Schedule,
     make_schedule,
 )
+from kc_sim.tournament.stopping import UNTIL_CHUNK_DIVISOR, UNTIL_MAX_FACTOR, Until
 
-FORMAT = "kc-sim/tournament/1"
+FORMAT = "kc-sim/tournament/2"
 #: default sizes: well under a minute on two cores for compiled agents
 DEFAULT_ROUNDS = 200_000
 DEFAULT_ROUNDS_PYTHON = 20_000
@@ -44,6 +49,8 @@ class Plan:
     load_names: list[str]        # names workers load (file paths made absolute)
     rules: RuleSet
     out: Path
+    named: list[int]             # agent index of each agent in the order it was named
+    until: Until | None = None   # stop early once decided (kc_sim.tournament.stopping)
 
     @property
     def mode(self) -> str:
@@ -92,16 +99,21 @@ def default_out(labels, players: int, mode: str, units: int, seed: int, rules: R
     return Path("results") / name
 
 
-def _size(mode: str, count, chunk_size, compiled: bool) -> tuple[int, int]:
-    """The number of rounds (or matches) and the chunk size, defaults filled in."""
+def _size(mode: str, count, chunk_size, compiled: bool, until: bool) -> tuple[int, int]:
+    """The number of rounds (or matches) and the chunk size, defaults filled in. With
+    ``until`` the number is the most the run may play, by default ten times the usual size,
+    and chunks are a fifth of their usual size so the stopping rule is checked often."""
     if count is None:
-        count = DEFAULT_ROUNDS if compiled else DEFAULT_ROUNDS_PYTHON
+        count = (DEFAULT_ROUNDS if compiled else DEFAULT_ROUNDS_PYTHON) * (UNTIL_MAX_FACTOR if until else 1)
     if count < 1:
-        raise UserError(f"bad --{mode} {count}: expected a positive number")
+        raise UserError(f"bad --{'max-rounds' if until and mode == 'rounds' else mode} {count}: "
+                        "expected a positive number")
     if chunk_size is None:
         chunk_size = CHUNK_ROUNDS if mode == "rounds" else CHUNK_MATCHES
         if not compiled:
             chunk_size //= PYTHON_CHUNK_DIVISOR     # Python agents are ~20x slower: keep chunks short
+        if until:
+            chunk_size = max(1, chunk_size // UNTIL_CHUNK_DIVISOR)
     return int(count), int(chunk_size)
 
 
@@ -111,10 +123,23 @@ def _check_lineups(lineups, players: int, n_agents: int) -> None:
             raise UserError(f"bad line-up {lu}: expected {players} different agent indices")
 
 
+def canonical_order(names) -> tuple[list[str], list[int]]:
+    """The agents sorted by name (ties keep their order), and the sorted index of each
+    agent as named: the run does not depend on the order of ``--agents``."""
+    order = sorted(range(len(names)), key=lambda i: (_portable(names[i]), i))
+    named = [0] * len(names)
+    for new, old in enumerate(order):
+        named[old] = new
+    return [names[i] for i in order], named
+
+
 def make_plan(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
-              out=None, chunk_size=None, lineups=None) -> Plan:
-    """Check the input and build the configuration and schedule of a run."""
-    names = split_agents(agents)
+              out=None, chunk_size=None, lineups=None, seating="balanced", until: Until | None = None) -> Plan:
+    """Check the input and build the configuration and schedule of a run. ``lineups``
+    (optional) are agent indices in the order named; with ``until`` the size is the most
+    the run may play."""
+    given = split_agents(agents)
+    names, named = canonical_order(given)
     rs = parse_rules(rules)
     if not 0 <= int(seed) < 2 ** 63:
         raise UserError(f"bad --seed {seed}: expected an integer from 0 to 2**63 - 1")
@@ -128,14 +153,17 @@ def make_plan(agents, *, players=None, rounds=None, matches=None, rules="classic
         raise UserError("give --rounds or --matches, not both")
     mode = "matches" if matches is not None else "rounds"
     count, chunk_size = _size(mode, matches if matches is not None else rounds, chunk_size,
-                              all(s.compiled for s in specs))
+                              all(s.compiled for s in specs), until is not None)
     _check_lineups(lineups, players, len(names))
-    schedule = make_schedule(len(names), players, count, chunk_size, lineups)
+    if lineups is not None:
+        lineups = sorted(tuple(sorted(named[i] for i in lu)) for lu in lineups)
+    schedule = make_schedule(len(names), players, count, chunk_size, lineups, seating)
     labels = labels_of(specs)
     config = {
         "format": FORMAT, "mode": mode, "agents": names, "labels": labels, "players": players,
         "requested": count, "rules": rs.spec(), "seed": int(seed), "chunk_size": chunk_size,
-        "lineups": [list(x) for x in schedule.lineups],
+        "lineups": [list(x) for x in schedule.lineups], "seating": seating,
+        "until": until.to_config() if until is not None else None,
     }
     out = Path(out) if out is not None else default_out(labels, players, mode, count, int(seed), rs)
-    return Plan(config, schedule, specs, labels, [_portable(n) for n in names], rs, out)
+    return Plan(config, schedule, specs, labels, [_portable(n) for n in names], rs, out, named, until)

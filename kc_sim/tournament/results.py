@@ -156,8 +156,9 @@ def run_tally(run_dir, names, players: int):
         else:
             tally.merge(Tally.from_json(text))
     if missing:
-        for codes, pen, winner in iter_codes(run_dir, names, paths=missing):
+        for p, (codes, pen, winner) in zip(missing, iter_codes(run_dir, names, paths=missing)):
             tally.add_rounds(codes, pen, winner)
+            tally.add_deals(pq.read_table(p, columns=["group"]).column("group").to_numpy(), codes, pen)
         match_parts = [Path(run_dir) / MATCHES_DIR / p.name for p in missing]
         match_parts = [p for p in match_parts if p.exists()]
         for codes, total, winners in iter_codes(run_dir, names, MATCHES_DIR, TOTAL, paths=match_parts):

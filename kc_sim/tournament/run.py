@@ -31,6 +31,7 @@ from kc_sim.tournament.run_folder import (
     save_manifest,
 )
 from kc_sim.tournament.schema import matches_table, rounds_table
+from kc_sim.tournament.stopping import Stopper, parse_until
 from kc_sim.tournament.worker import ChunkTask, warm
 
 __all__ = ["BACKENDS", "FORMAT", "Interrupted", "RunResult", "WorkerLost", "check_run_folder", "finish",
@@ -58,6 +59,8 @@ class RunResult:
     tally: Tally                      # of the whole run
     start_seconds: float              # compiling or loading the compiled code, starting workers
     play_seconds: float               # from the first chunk sent to the last chunk written
+    stop: str | None = None           # with --until: why the run stopped
+    dropped_units: int = 0            # with --until: played after the stop (in flight), then removed
 
 
 def resolve_jobs(jobs) -> int:
@@ -70,9 +73,11 @@ def resolve_jobs(jobs) -> int:
 
 def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
                    jobs=None, backend=None, scheduler=None, out=None, records=0, chunk_size=None,
-                   lineups=None, quiet=False, command=None, on_chunk=None, summary=True,
-                   started: float | None = None) -> RunResult:
+                   lineups=None, seating="balanced", until=None, precision=None, alpha=None, quiet=False,
+                   command=None, on_chunk=None, summary=True, started: float | None = None) -> RunResult:
     """Plan, run (or resume) and summarise a tournament; see docs/tournaments.md.
+    ``until="decided"`` stops early once every pair is decided (``precision``, ``alpha``:
+    :mod:`kc_sim.tournament.stopping`); ``rounds`` or ``matches`` is then the most it plays.
     ``on_chunk(index)`` is called after each part is written (tests use it to interrupt).
     ``started`` (a ``time.perf_counter()`` reading) is when the clock of ``seconds`` and
     ``start_seconds`` starts; the command line passes the start of its process, so the
@@ -87,14 +92,23 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     if records < 0:
         raise UserError(f"bad --records {records}: expected 0 or more")
     jobs = resolve_jobs(jobs)
+    stop_rule = parse_until(until, precision, alpha)
     plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
-                     out=out, chunk_size=chunk_size, lineups=lineups)
+                     out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
     old = check_run_folder(plan)
     sched = plan.schedule
     chunks = sched.chunks()
     manifest = open_run_folder(plan, old, command)
-    pending = [c for c in chunks if manifest["chunks"][c.index]["state"] != "done"]
-    resumed = len(chunks) - len(pending)
+
+    def done(i: int) -> bool:
+        return manifest["chunks"][i]["state"] == "done"
+
+    stopper = Stopper(plan, stop_rule) if stop_rule is not None else None
+    if stopper is not None:
+        stopper.advance(done)                  # a resumed run replays the rule over its stored chunks
+    skip = set(stopper.beyond()) if stopper is not None and stopper.stopped_at is not None else set()
+    pending = [c for c in chunks if not done(c.index) and c.index not in skip]
+    resumed = sum(done(c.index) for c in chunks)
     workers = max(1, min(jobs, len(pending)))
     faults = str((plan.out / FAULTS_DIR).resolve())
     warm_args = (tuple(plan.load_names[i] for i in sched.lineups[0]), plan.rules.spec(), plan.mode, faults)
@@ -102,7 +116,7 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     warming = prestart_loky(workers, warm_args) if backend == "loky" and workers > 1 and pending else []
     tasks = [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
                        c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode, faults,
-                       tuple(sched.lineups[c.lineup]), len(plan.labels))
+                       tuple(sched.lineups[c.lineup]), len(plan.labels), sched.seatings)
              for c in pending]
     bar = _progress(plan, manifest, quiet)
     t_play = time.perf_counter()
@@ -113,9 +127,13 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
                 t_play = time.perf_counter()
                 for res in run(tasks):
                     _store(plan, manifest, chunks[res["index"]], res)
-                    bar.update(chunks[res["index"]].groups * sched.players)
+                    bar.update(sched.units_of(chunks[res["index"]]))
                     if on_chunk is not None:
                         on_chunk(res["index"])
+                    if stopper is not None:
+                        stopper.chunk_done(res["index"], res)
+                        if stopper.advance(done):
+                            break
     except KeyboardInterrupt:
         bar.close()
         done = sum(c["state"] == "done" for c in manifest["chunks"])
@@ -124,11 +142,35 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     finally:
         bar.close()
     t_end = time.perf_counter()
+    played = [t.index for t in tasks if done(t.index)]
+    dropped = 0
+    if stopper is not None:
+        _drop_beyond_stop(plan, manifest, stopper)
+        dropped = sum(sched.units_of(chunks[i]) for i in played if not done(i))
+        played = [i for i in played if done(i)]
     table, files, tally, n_rounds = finish(plan, manifest, records=records, summary=summary)
-    return RunResult(plan.out, plan, table, sched.units, n_rounds, played_chunks=len(tasks),
-                     played_units=sum(chunks[t.index].groups for t in tasks) * sched.players,
+    units = sum(sched.units_of(c) for c in chunks if done(c.index))
+    return RunResult(plan.out, plan, table, units, n_rounds, played_chunks=len(played),
+                     played_units=sum(sched.units_of(chunks[i]) for i in played),
                      resumed_chunks=resumed, seconds=time.perf_counter() - t0, files=files, tally=tally,
-                     start_seconds=t_play - t0, play_seconds=t_end - t_play if tasks else 0.0)
+                     start_seconds=t_play - t0, play_seconds=t_end - t_play if tasks else 0.0,
+                     stop=stopper.reason if stopper is not None else None, dropped_units=dropped)
+
+
+def _drop_beyond_stop(plan: Plan, manifest: dict, stopper: Stopper) -> None:
+    """Once the rule has stopped the run: remove the parts of chunks after the stop (in
+    flight when it came), mark them ``skipped`` and record the stop in the manifest."""
+    if stopper.stopped_at is None:         # interrupted before the rule decided: nothing to drop
+        return
+    for i in stopper.beyond():
+        for folder in (results.ROUNDS_DIR, results.MATCHES_DIR):
+            (plan.out / folder / results.part_name(i)).unlink(missing_ok=True)
+        entry = manifest["chunks"][i]
+        entry["state"] = "skipped"
+        entry.pop("rows", None)
+        entry.pop("seconds", None)
+    manifest["stop"] = stopper.to_manifest()
+    save_manifest(manifest, plan.out)
 
 
 class _NoBar:
@@ -151,9 +193,9 @@ def _store(plan: Plan, manifest: dict, chunk, res: dict) -> None:
     """Write a chunk's parts, then mark it done in the manifest (in that order)."""
     lineup = plan.schedule.lineups[chunk.lineup]
     if res["matches"] is not None:
-        t = matches_table(res["matches"], chunk.index, chunk.lineup, lineup, plan.labels)
+        t = matches_table(res["matches"], chunk.index, chunk.lineup, lineup, plan.schedule.seatings, plan.labels)
         results.write_atomic(t, plan.out / results.MATCHES_DIR / results.part_name(chunk.index))
-    t = rounds_table(res["rounds"], chunk.index, chunk.lineup, lineup, plan.labels)
+    t = rounds_table(res["rounds"], chunk.index, chunk.lineup, lineup, plan.schedule.seatings, plan.labels)
     results.write_atomic(t, plan.out / results.ROUNDS_DIR / results.part_name(chunk.index), {results.TALLY_KEY: res["tally"]})
     entry = manifest["chunks"][chunk.index]
     entry.update(state="done", rows=int(t.num_rows), seconds=round(res["seconds"], 3))

@@ -82,7 +82,7 @@ def open_run_folder(plan: Plan, old: dict | None, command: str | None) -> dict:
         "finished": False,
         "units_done": 0,
         "chunks": [{"index": c.index, "lineup": c.lineup, "groups": [c.start, c.stop],
-                    plan.mode: c.groups * plan.schedule.players,
+                    plan.mode: plan.schedule.units_of(c),
                     "state": "done" if c.index in done else "pending",
                     "file": f"{results.ROUNDS_DIR}/{results.part_name(c.index)}"} for c in chunks],
     }

@@ -61,8 +61,9 @@ class Column:
 ROUND_COLUMNS = (
     Column("chunk", "int32", "chunk that played the round (part file number)", "chunk"),
     Column("lineup", "int16", "line-up index (manifest schedule.lineups)", "chunk"),
-    Column("group", "int64", "rotation group = deal number (same deals in every line-up)", "worker", "int64"),
-    Column("rotation", "int8", "seating rotation r: line-up position i sits in seat (i + r) % k", "worker", "int8"),
+    Column("group", "int64", "deal number (the same deals in every line-up and seating)", "worker", "int64"),
+    Column("seating", "int16", "seating q (manifest schedule.seatings[q]): line-up position q[s] sits in seat s",
+           "worker", "int16"),
     Column("match", "int64", "match id when matches are played", "core", "int64", rows.C_MATCH, True),
     Column("match_round", "int16", "round number in the match (0 first)", "core", "int16", rows.C_MATCH_ROUND, True),
     Column("seed", "int64", "deal seed of the round", "core", "int64", rows.C_SEED),
@@ -83,9 +84,9 @@ ROUND_COLUMNS = (
 MATCH_COLUMNS = (
     Column("chunk", "int32", "chunk that played the match (part file number)", "chunk"),
     Column("lineup", "int16", "line-up index", "chunk"),
-    Column("group", "int64", "rotation group = deal number", "worker", "int64"),
-    Column("rotation", "int8", "seating rotation", "worker", "int8"),
-    Column("match", "int64", "match id = (lineup * groups + group) * k + rotation", "worker", "int64"),
+    Column("group", "int64", "deal number", "worker", "int64"),
+    Column("seating", "int16", "seating (manifest schedule.seatings)", "worker", "int16"),
+    Column("match", "int64", "match id = (lineup * groups + group) * seatings + seating", "worker", "int64"),
     Column("seed", "int64", "match seed", "core", "int64", rows.M_SEED),
     Column("rounds", "int16", "rounds played in the match", "core", "int16", rows.M_ROUNDS),
     Column(AGENT, "dictionary", "agent name in seat s", "derived", per_seat=True),
@@ -120,26 +121,25 @@ def _from_core(columns, rows: np.ndarray, k: int) -> dict:
     return out
 
 
-def compact_rounds(rows: np.ndarray, k: int, group, rotation) -> dict:
+def compact_rounds(rows: np.ndarray, k: int, group, seating) -> dict:
     """The compact columns of round rows of the core (``rows.C_*``): every ``core`` and
     ``worker`` column of :data:`ROUND_COLUMNS` by name (``penalty``: (rows, k))."""
     return {"group": np.ascontiguousarray(group, dtype=np.int64),
-            "rotation": np.ascontiguousarray(rotation, dtype=np.int8),
+            "seating": np.ascontiguousarray(seating, dtype=np.int16),
             **_from_core(ROUND_COLUMNS, rows, k)}
 
 
-def compact_matches(rows: np.ndarray, k: int, group, rotation, match) -> dict:
+def compact_matches(rows: np.ndarray, k: int, group, seating, match) -> dict:
     """The compact columns of match rows of the core (``rows.M_*``) (``total``: (rows, k))."""
-    return {"group": np.asarray(group, dtype=np.int64), "rotation": np.asarray(rotation).astype(np.int8),
+    return {"group": np.asarray(group, dtype=np.int64), "seating": np.asarray(seating).astype(np.int16),
             "match": np.asarray(match, dtype=np.int64), **_from_core(MATCH_COLUMNS, rows, k)}
 
 
-def seat_agents(lineup, rotation: np.ndarray) -> np.ndarray:
-    """(rows, k) agent index by seat: in rotation r, line-up position i sits in seat
-    ``(i + r) % k`` (see :mod:`kc_sim.tournament.schedule`)."""
+def seat_agents(lineup, seatings, seating: np.ndarray) -> np.ndarray:
+    """(rows, k) agent index by seat: in seating ``q = seatings[seating[i]]`` line-up
+    position ``q[s]`` sits in seat ``s`` (see :mod:`kc_sim.tournament.schedule`)."""
     lu = np.asarray(lineup, dtype=np.int64)
-    k = len(lu)
-    return lu[(np.arange(k)[None, :] - np.asarray(rotation, dtype=np.int64)[:, None]) % k]
+    return lu[np.asarray(seatings, dtype=np.int64).reshape(-1, len(lu))[np.asarray(seating, dtype=np.int64)]]
 
 
 # --- in the parent: arrow tables -------------------------------------------------------------
@@ -175,13 +175,13 @@ def _table(columns, cols: dict, n: int, k: int, chunk_values: dict, derived) -> 
     return pa.table(data)
 
 
-def rounds_table(cols: dict, chunk: int, lineup_index: int, lineup, agent_names) -> pa.Table:
+def rounds_table(cols: dict, chunk: int, lineup_index: int, lineup, seatings, agent_names) -> pa.Table:
     """The arrow table of one chunk's rounds from the compact columns a worker returns."""
     import pyarrow as pa  # lazy: as in _values
     names = pa.array(list(agent_names), pa.string())
     pen = cols["penalty"]
     n, k = pen.shape
-    seat_agent = seat_agents(lineup, cols["rotation"])
+    seat_agent = seat_agents(lineup, seatings, cols["seating"])
     winner = cols["winner"].astype(np.int64)
 
     def derived(c: Column) -> dict:
@@ -200,12 +200,12 @@ def rounds_table(cols: dict, chunk: int, lineup_index: int, lineup, agent_names)
     return _table(ROUND_COLUMNS, cols, n, k, {"chunk": chunk, "lineup": lineup_index}, derived)
 
 
-def matches_table(cols: dict, chunk: int, lineup_index: int, lineup, agent_names) -> pa.Table:
+def matches_table(cols: dict, chunk: int, lineup_index: int, lineup, seatings, agent_names) -> pa.Table:
     """The arrow table of one chunk's matches from the compact columns a worker returns."""
     import pyarrow as pa  # lazy: as in _values
     names = pa.array(list(agent_names), pa.string())
     n, k = cols["total"].shape
-    seat_agent = seat_agents(lineup, cols["rotation"])
+    seat_agent = seat_agents(lineup, seatings, cols["seating"])
     winners = cols["winners"].astype(np.int64)
 
     def derived(c: Column) -> dict:

@@ -1,7 +1,7 @@
 """What runs inside a worker process: play one chunk and return compact numpy columns.
 
 A chunk (see :mod:`kc_sim.tournament.schedule`) is one task, a :class:`ChunkTask`:
-:func:`run_chunk` plays every rotation of its groups in compiled code, returns the
+:func:`run_chunk` plays every seating of its groups in compiled code, returns the
 compact columns of :mod:`kc_sim.tournament.schema` and the chunk's
 :class:`~kc_sim.stats.Tally`, so the parent only writes parts and adds tallies up.
 Every seed derives from the run seed and the group number, so a chunk's result does not
@@ -24,7 +24,7 @@ from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play import runner
 from kc_sim.play.registry import load_agent
 from kc_sim.stats import Tally
-from kc_sim.tournament.schedule import group_seeds, rotate
+from kc_sim.tournament.schedule import group_seeds, rotations, seat_lineup
 from kc_sim.tournament.schema import compact_matches, compact_rounds, seat_agents
 
 
@@ -35,7 +35,7 @@ class ChunkTask:
     index: int
     lineup: int                 # line-up index
     names: tuple[str, ...]      # agent load names by line-up position
-    start: int                  # first rotation group
+    start: int                  # first group (deal)
     stop: int
     groups_per_lineup: int      # for match ids
     seed: int                   # run seed
@@ -44,6 +44,10 @@ class ChunkTask:
     fault_dir: str | None = None  # where the runner saves the record of a misbehaving agent's round
     agents: tuple[int, ...] = ()  # agent indices by line-up position, for the chunk's tally
     n_agents: int = 0
+    seatings: tuple[tuple[int, ...], ...] = ()  # the schedule's seatings (empty: the rotations)
+
+    def seating_list(self) -> tuple[tuple[int, ...], ...]:
+        return self.seatings or rotations(len(self.names))
 
 
 @functools.lru_cache(maxsize=None)
@@ -72,47 +76,53 @@ def chunk_tally(task: ChunkTask, rounds: dict, matches: dict | None) -> str | No
     if not task.n_agents:
         return None
     tally = Tally(task.n_agents, len(task.agents))
-    tally.add_rounds(seat_agents(task.agents, rounds["rotation"]), rounds["penalty"], rounds["winner"])
+    seatings = task.seating_list()
+    seat_agent = seat_agents(task.agents, seatings, rounds["seating"])
+    tally.add_rounds(seat_agent, rounds["penalty"], rounds["winner"])
+    tally.add_deals(rounds["group"], seat_agent, rounds["penalty"])
     if matches is not None:
-        tally.add_matches(seat_agents(task.agents, matches["rotation"]), matches["total"], matches["winners"])
+        tally.add_matches(seat_agents(task.agents, seatings, matches["seating"]), matches["total"],
+                          matches["winners"])
     return tally.to_json()
 
 
 def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> dict:
-    """Every rotation of every group of the chunk; rows ordered group by group."""
-    k, G = len(agents), len(seeds)
-    rows = np.empty((k, G, loop.ROUND_COLS), dtype=np.int64)
-    for r in range(k):
-        seated = rotate(agents, r)
-        rows[r] = runner.play_rounds(list(seated), seeds, rules, fault_dir=task.fault_dir)  # raises AgentFault
-    rows = rows.transpose(1, 0, 2).reshape(G * k, loop.ROUND_COLS)
-    group = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), k)
-    rotation = np.tile(np.arange(k, dtype=np.int8), G)
-    return compact_rounds(rows, k, group, rotation)
+    """Every seating of every group of the chunk; rows ordered group by group."""
+    seatings = task.seating_list()
+    k, S, G = len(agents), len(seatings), len(seeds)
+    rows = np.empty((S, G, loop.ROUND_COLS), dtype=np.int64)
+    for q, seating in enumerate(seatings):
+        seated = seat_lineup(agents, seating)
+        rows[q] = runner.play_rounds(list(seated), seeds, rules, fault_dir=task.fault_dir)  # raises AgentFault
+    rows = rows.transpose(1, 0, 2).reshape(G * S, loop.ROUND_COLS)
+    group = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), S)
+    seating = np.tile(np.arange(S, dtype=np.int16), G)
+    return compact_rounds(rows, k, group, seating)
 
 
 def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> tuple[dict, dict]:
-    """Whole matches for every rotation of every group; round rows ordered by match id,
-    match rows group by group. Match id = (lineup * groups + group) * k + rotation."""
-    k, G = len(agents), len(seeds)
-    round_parts, rot_parts, match_rows = [], [], np.empty((k, G, loop.MATCH_COLS), dtype=np.int64)
-    for r in range(k):
-        seated = rotate(agents, r)
-        rr, match_rows[r] = runner.play_matches(list(seated), seeds, rules, match_base=0,
+    """Whole matches for every seating of every group; round rows ordered by match id,
+    match rows group by group. Match id = (lineup * groups + group) * seatings + seating."""
+    seatings = task.seating_list()
+    k, S, G = len(agents), len(seatings), len(seeds)
+    round_parts, seat_parts, match_rows = [], [], np.empty((S, G, loop.MATCH_COLS), dtype=np.int64)
+    for q, seating in enumerate(seatings):
+        seated = seat_lineup(agents, seating)
+        rr, match_rows[q] = runner.play_matches(list(seated), seeds, rules, match_base=0,
                                                 fault_dir=task.fault_dir)        # raises AgentFault
         round_parts.append(rr)
-        rot_parts.append(np.full(len(rr), r, dtype=np.int8))
+        seat_parts.append(np.full(len(rr), q, dtype=np.int64))
     rows = np.concatenate(round_parts)
-    rotation = np.concatenate(rot_parts)
+    seating = np.concatenate(seat_parts)
     group = task.start + rows[:, loop.C_MATCH]
-    rows[:, loop.C_MATCH] = (task.lineup * task.groups_per_lineup + group) * k + rotation
+    rows[:, loop.C_MATCH] = (task.lineup * task.groups_per_lineup + group) * S + seating
     order = np.lexsort((rows[:, loop.C_MATCH_ROUND], rows[:, loop.C_MATCH]))
-    rounds = compact_rounds(rows[order], k, group[order], rotation[order])
+    rounds = compact_rounds(rows[order], k, group[order], seating[order])
 
-    mrows = match_rows.transpose(1, 0, 2).reshape(G * k, loop.MATCH_COLS)
-    mgroup = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), k)
-    mrot = np.tile(np.arange(k, dtype=np.int64), G)
-    matches = compact_matches(mrows, k, mgroup, mrot, (task.lineup * task.groups_per_lineup + mgroup) * k + mrot)
+    mrows = match_rows.transpose(1, 0, 2).reshape(G * S, loop.MATCH_COLS)
+    mgroup = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), S)
+    mseat = np.tile(np.arange(S, dtype=np.int64), G)
+    matches = compact_matches(mrows, k, mgroup, mseat, (task.lineup * task.groups_per_lineup + mgroup) * S + mseat)
     return rounds, matches
 
 

@@ -72,11 +72,17 @@ def test_head_to_head_by_hand():
     assert not any(s["agent"].isna())
 
 
-def test_two_agents_have_no_head_to_head_rows_unless_asked():
-    df = pd.DataFrame({"agent_0": ["x", "y"], "agent_1": ["y", "x"], "penalty_0": [0, 3],
-                       "penalty_1": [2, 0], "winner": [0, 1]})
-    assert summarize(df)["opponent"].isna().all()
-    assert summarize(df, head_to_head=True)["opponent"].notna().sum() == 2
+def test_head_to_head_rows_and_the_paired_finishes_ahead_share():
+    df = pd.DataFrame({"agent_0": ["x", "y", "x", "y"], "agent_1": ["y", "x", "y", "x"],
+                       "penalty_0": [0, 3, 2, 2], "penalty_1": [2, 0, 2, 0], "winner": [0, 1, -1, 1],
+                       "group": [0, 0, 1, 1]})
+    assert summarize(df, head_to_head=False)["opponent"].isna().all()
+    pairs = summarize(df).set_index(["agent", "opponent"]).loc[[("x", "y"), ("y", "x")]]
+    # deal 0: x ahead from both seats -> 1; deal 1: a tie, then x ahead -> 0.75 for x
+    assert pairs.loc[("x", "y"), "ahead"] == pytest.approx((1 + 0.75) / 2)
+    assert pairs.loc[("y", "x"), "ahead"] == pytest.approx((0 + 0.25) / 2)
+    sd = np.std([1, 0.75], ddof=1)
+    assert pairs.loc[("x", "y"), "ahead_hi"] - pairs.loc[("x", "y"), "ahead"] == pytest.approx(1.959964 * sd / 2 ** .5)
 
 
 def test_matches_in_the_tally():

@@ -8,6 +8,7 @@ import pytest
 
 from kc_sim.play.names import base_label
 from kc_sim.tournament.plan import labels_of
+from kc_sim.tournament.schedule import balanced_seatings
 from kc_sim.tournament.schema import (
     MATCH_COLUMNS,
     ROUND_COLUMNS,
@@ -34,19 +35,26 @@ def _types_match(columns, table: pa.Table, k: int) -> None:
 @pytest.mark.parametrize("players", [2, 3])
 def test_parts_follow_the_schema(players):
     names = ("random",) * players
+    seatings = balanced_seatings(players)
     task = ChunkTask(0, 0, names, 0, 3, 3, 5, "classic", "matches", agents=tuple(range(players)),
-                     n_agents=players)
+                     n_agents=players, seatings=seatings)
     res = run_chunk(task)
     labels = [f"a{i}" for i in range(players)]
-    rounds = rounds_table(res["rounds"], 0, 0, range(players), labels)
-    matches = matches_table(res["matches"], 0, 0, range(players), labels)
+    rounds = rounds_table(res["rounds"], 0, 0, range(players), seatings, labels)
+    matches = matches_table(res["matches"], 0, 0, range(players), seatings, labels)
     _types_match(ROUND_COLUMNS, rounds, players)
     _types_match(MATCH_COLUMNS, matches, players)
-    assert rounds.column("match").null_count == 0 and matches.num_rows == 3 * players
-    single = run_chunk(ChunkTask(1, 0, names, 0, 2, 2, 5, "classic", "rounds"))
-    t = rounds_table(single["rounds"], 1, 0, range(players), labels)
+    S = len(seatings)
+    assert rounds.column("match").null_count == 0 and matches.num_rows == 3 * S
+    assert sorted(set(matches.column("match").to_pylist())) == list(range(3 * S))   # (group * S + seating)
+    single = run_chunk(ChunkTask(1, 0, names, 0, 2, 2, 5, "classic", "rounds", seatings=seatings))
+    t = rounds_table(single["rounds"], 1, 0, range(players), seatings, labels)
     _types_match(ROUND_COLUMNS, t, players)
-    assert t.column("match").null_count == t.num_rows == 2 * players
+    assert t.column("match").null_count == t.num_rows == 2 * S
+    # seat s of seating q holds line-up position q[s]
+    for row in t.to_pylist():
+        q = seatings[row["seating"]]
+        assert [row[f"agent_{s}"] for s in range(players)] == [labels[q[s]] for s in range(players)]
 
 
 def test_base_label():

@@ -18,7 +18,12 @@ from kc_sim.play.registry import builtin_agents
 from kc_sim.play.runner import AgentFault
 from kc_sim.tournament import results as R
 from kc_sim.tournament.run import run_tournament
-from kc_sim.tournament.schedule import group_seeds, make_schedule, rotate
+from kc_sim.tournament.schedule import (
+    group_seeds,
+    make_schedule,
+    rotations,
+    seat_lineup,
+)
 
 
 def _three_agents() -> list[str]:
@@ -42,7 +47,7 @@ def reference_run(tmp_path_factory):
 
 # --- the schedule ------------------------------------------------------------------
 
-def test_schedule_lineups_rotations_and_chunks():
+def test_schedule_lineups_seatings_and_chunks():
     s = make_schedule(4, 2, 1000, 100)
     assert s.lineups == tuple(itertools.combinations(range(4), 2))
     assert s.groups == 84 and s.units == 6 * 84 * 2 >= 1000       # rounded up to whole groups
@@ -51,11 +56,15 @@ def test_schedule_lineups_rotations_and_chunks():
     for li in range(len(s.lineups)):                               # every group exactly once
         mine = [c for c in chunks if c.lineup == li]
         assert sum(c.groups for c in mine) == s.groups and mine[0].start == 0 and mine[-1].stop == s.groups
+    # block by block: chunk i is line-up i % L of block i // L
+    assert [(c.lineup, c.start) for c in chunks[:7]] == [(li, 0) for li in range(6)] + [(0, 50)]
     lineup = (5, 7, 9)
-    seats = [rotate(lineup, r) for r in range(3)]
+    seats = [seat_lineup(lineup, q) for q in rotations(3)]
     assert seats[0] == (5, 7, 9) and seats[1] == (9, 5, 7)
     for agent in lineup:                                          # each agent once in each seat
         assert sorted(seat.index(agent) for seat in seats) == [0, 1, 2]
+    three = make_schedule(3, 3, 600, 120)
+    assert len(three.seatings) == 6 and three.groups == 100 and three.chunk_groups == 20
 
 
 def test_group_seeds_do_not_depend_on_the_cut():
@@ -71,10 +80,10 @@ def test_duplicate_deals_in_the_output(reference_run):
     assert len(df) == reference_run.units == 3 * 2 * 500
     g = df.groupby(["lineup", "group"])
     assert (g["seed"].nunique() == 1).all() and (g["dealer"].nunique() == 1).all()
-    assert (g["rotation"].nunique() == 2).all()
+    assert (g["seating"].nunique() == 2).all()
     # group g has the same deal in every line-up
     assert (df.groupby("group")["seed"].nunique() == 1).all()
-    # within a rotation group each agent of the line-up sits in each seat once
+    # within a deal each agent of the line-up sits in each seat once
     for (lu, grp), rows in itertools.islice(g, 20):
         assert set(rows["agent_0"].astype(str)) == set(rows["agent_1"].astype(str))
     assert df["winner"].isna().sum() == (df["end"] == "blocked").sum()
@@ -176,8 +185,9 @@ def test_tallies_from_the_workers_equal_a_tally_of_the_rows(mode, tmp_path):
                          quiet=True, **size)
     names = res.plan.labels
     direct = Tally(len(names), 2)
-    for codes, pen, winner in R.iter_codes(out, names):
+    for part, (codes, pen, winner) in zip(R.parts(out), R.iter_codes(out, names)):
         direct.add_rounds(codes, pen, winner)
+        direct.add_deals(pq.read_table(part, columns=["group"]).column("group").to_numpy(), codes, pen)
     if mode == "matches":
         for codes, total, winners in R.iter_codes(out, names, R.MATCHES_DIR, "total_"):
             direct.add_matches(codes, total, winners)
@@ -213,7 +223,7 @@ def test_matches_and_records(tmp_path):
     assert ((m["total_0"] == best) == m["win_0"]).all()
     summary = R.read_summary(out)
     assert summary["matches"].sum() == 120 and "match_win_rate" in summary
-    # the first round of both rotations of the first deal are recorded, and they check out
+    # the first round of both seatings of the first deal are recorded, and they check out
     n, problems = check_file(out / R.RECORDS_FILE)
     assert n == 3 and not problems
     recs = [json.loads(x) for x in (out / R.RECORDS_FILE).read_text().splitlines()]

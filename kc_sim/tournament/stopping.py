@@ -1,0 +1,144 @@
+"""Early stopping (``--until decided``): the anytime-valid rule, checked block by block.
+
+**The rule.** Chunks come in blocks (:mod:`kc_sim.tournament.schedule`): block ``b`` is the
+same deals for every line-up. After each block, in block order, every pair of agents that
+meet gets one observation per deal of the block: its per-deal paired score
+(:func:`kc_sim.stats.pair_deal_scores`, the share of the deal's rounds, over all its
+seatings and line-ups, in which the first agent finished ahead; ties count half). Deals are
+independent, so these scores feed an anytime-valid confidence sequence per pair
+(:class:`kc_sim.sequential.StopRule`, Bonferroni over the pairs). The run stops after the
+first block at which every pair is decided: its sequence excludes 0.5 (one agent is ahead)
+or is narrower than ``precision`` (the difference is measured well enough); or when the
+schedule's maximum size is played.
+
+**Determinism.** Which blocks are taken depends only on their results, never on the order
+chunks finish in, the number of workers or the backend; a resumed run replays the rule over
+the stored parts and stops at the same block. Chunks played beyond the stop (in flight when
+it came) are removed, so the files hold exactly the blocks taken.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kc_sim.errors import UserError
+from kc_sim.sequential import StopRule, parse_precision
+from kc_sim.stats import pair_deal_scores
+from kc_sim.tournament import results
+from kc_sim.tournament.schema import AGENT, PENALTY, TOTAL, seat_agents, seat_names
+
+UNTIL_CHOICES = ("decided",)
+DEFAULT_ALPHA = 0.05
+#: with --until, chunks are smaller so the rule is checked often (a fifth of the default)
+UNTIL_CHUNK_DIVISOR = 5
+#: the default maximum size with --until: this many times the default size of a run
+UNTIL_MAX_FACTOR = 10
+
+
+@dataclass(frozen=True)
+class Until:
+    """What ``--until decided`` was asked with (stored in the run's configuration)."""
+
+    alpha: float = DEFAULT_ALPHA
+    precision: float | None = None
+
+    def to_config(self) -> dict:
+        return {"until": "decided", "alpha": self.alpha, "precision": self.precision}
+
+
+def parse_until(until, precision=None, alpha=None) -> Until | None:
+    """``--until decided [--precision 0.5pp] [--alpha 0.05]`` checked; None without ``--until``."""
+    if until is None:
+        if precision is not None or alpha is not None:
+            raise UserError("--precision and --alpha set when to stop early: give them with --until decided")
+        return None
+    if until not in UNTIL_CHOICES:
+        raise UserError(f"bad --until {until!r}: expected decided")
+    a = DEFAULT_ALPHA if alpha is None else float(alpha)
+    if not 0 < a < 1:
+        raise UserError(f"bad --alpha {alpha}: expected a level between 0 and 1, e.g. 0.05")
+    return Until(a, None if precision is None else parse_precision(precision))
+
+
+def meeting_pairs(lineups) -> list[tuple[int, int]]:
+    """Every pair of agents (lower index first) that share a line-up."""
+    return sorted({pair for lu in lineups for pair in itertools.combinations(sorted(lu), 2)})
+
+
+class Stopper:
+    """The rule of the module docstring over one run: fed chunk results as they arrive
+    (:meth:`chunk_done`), it takes whole blocks in order (:meth:`advance`) and says after
+    how many blocks the run stops (:attr:`stopped_at`) and why (:attr:`reason`)."""
+
+    def __init__(self, plan, until: Until):
+        self.plan = plan
+        sched = plan.schedule
+        self.n_lineups = len(sched.lineups)
+        self.blocks = sched.blocks
+        self._chunks = sched.chunks()
+        self.rule = StopRule(meeting_pairs(sched.lineups), until.alpha, until.precision)
+        self.taken = 0                       # blocks fed to the rule
+        self.stopped_at: int | None = None   # blocks in the run once it stops
+        self.reason = ""
+        self._held: dict[int, tuple] = {}    # chunk index -> (group, seat_agent, score values)
+
+    def chunk_done(self, index: int, res: dict) -> None:
+        """Keep what the rule needs of a chunk a worker just returned."""
+        lineup = self.plan.schedule.lineups[self._chunks[index].lineup]
+        seatings = self.plan.schedule.seatings
+        if res["matches"] is not None:
+            m = res["matches"]
+            self._held[index] = (m["group"], seat_agents(lineup, seatings, m["seating"]), m["total"])
+        else:
+            r = res["rounds"]
+            self._held[index] = (r["group"], seat_agents(lineup, seatings, r["seating"]), r["penalty"])
+
+    def _read(self, index: int) -> tuple:
+        """What the rule needs of a chunk stored by an earlier (interrupted) run of the same command."""
+        import pyarrow.parquet as pq  # lazy: as in kc_sim.tournament.results
+
+        k = self.plan.schedule.players
+        matches = self.plan.mode == "matches"
+        folder = results.MATCHES_DIR if matches else results.ROUNDS_DIR
+        values = TOTAL if matches else PENALTY
+        t = pq.read_table(Path(self.plan.out) / folder / results.part_name(index),
+                          columns=["group", *seat_names(AGENT, k), *seat_names(values, k)])
+        index_of = {name: i for i, name in enumerate(self.plan.labels)}
+        agents = np.stack([results.agent_codes(t.column(f"{AGENT}{s}"), index_of) for s in range(k)], axis=1)
+        vals = np.stack([t.column(f"{values}{s}").fill_null(-1).to_numpy() for s in range(k)], axis=1)
+        return t.column("group").to_numpy(), agents, vals
+
+    def advance(self, done) -> bool:
+        """Take every complete block not yet taken, in order, until the rule stops the run;
+        ``done(index)`` says whether a chunk is stored. True once the run is stopped."""
+        L = self.n_lineups
+        while self.stopped_at is None and self.taken < self.blocks:
+            block = range(self.taken * L, (self.taken + 1) * L)
+            if not all(done(i) for i in block):
+                break
+            parts = [self._held.pop(i) if i in self._held else self._read(i) for i in block]
+            group, agents, values = (np.concatenate(x) for x in zip(*parts))
+            _, scores, _ = pair_deal_scores(group, agents, values, self.rule.pairs)
+            self.rule.update(scores)
+            self.taken += 1
+            decision = self.rule.decision(self.plan.labels)
+            if decision.done:
+                self.stopped_at, self.reason = self.taken, decision.reason
+        if self.stopped_at is None and self.taken == self.blocks:
+            self.stopped_at = self.blocks
+            self.reason = "maximum size reached; " + self.rule.decision(self.plan.labels).reason
+        return self.stopped_at is not None
+
+    def beyond(self) -> list[int]:
+        """Chunk indices after the stop (to be removed or never played)."""
+        return list(range(self.stopped_at * self.n_lineups, self.blocks * self.n_lineups))
+
+    def to_manifest(self) -> dict:
+        d = self.rule.decision(self.plan.labels)
+        return {"blocks": self.stopped_at, "deals": d.deals, "reason": self.reason,
+                "pairs": [{"agents": [self.plan.labels[a] for a in p.pair], "deals": p.n, "mean": p.mean,
+                           "lo": p.lo, "hi": p.hi, "status": p.status} for p in d.pairs]}
