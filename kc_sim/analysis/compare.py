@@ -29,11 +29,19 @@ class Paired:
     same_penalty: bool = False        # every round has the same penalties
 
 
-def _iter_rows(parts, columns, players, index):
+def seating_column(run_dir) -> str:
+    """``seating`` (format 2), or ``rotation`` in runs of kc-sim/tournament/1 (cyclic
+    rotations; its values are the seating indices of the ``rotations`` schedule)."""
+    import pyarrow.parquet as pq  # lazy: as the rest of the scan
+    first = results.parts(run_dir, results.ROUNDS_DIR)[:1]
+    return "rotation" if first and "rotation" in pq.read_schema(first[0]).names else "seating"
+
+
+def _iter_rows(parts, columns, players, index, seating: str):
     """The rows of a run's parts, one part at a time, as arrays (for :func:`compare_runs`)."""
     for p in parts:
         t = scan._read_part(p, columns)
-        out = {**scan.round_arrays(t, players, index), "rotation": scan._int(t, "rotation", 0)}
+        out = {**scan.round_arrays(t, players, index), "seating": scan._int(t, seating, 0)}
         del t
         yield out
 
@@ -62,25 +70,26 @@ def _aligned(it1, it2):
 
 def compare_runs(s1: RunStats, s2: RunStats) -> Paired:
     """Do two runs play the same deals in the same order and seating (same size, players,
-    seed, deal numbers, rotations, line-ups and agent codes, round by round)? When they
+    seed, deal numbers, seatings, line-ups and agent codes, round by round)? When they
     do, also the rate of rounds whose result (winner or block) differs between the two,
     clustered by deal, and whether the play or the penalties are identical. Streams both
     runs' parts side by side."""
     if not (s1.n == s2.n and s1.players == s2.players and s1.seed == s2.seed and s1.width == s2.width):
         return Paired(False)
     k = s1.players
-    cols = scan.round_columns(k, extra=("rotation",))
     streams = []
     for s in (s1, s2):
         index = {name: i for i, name in enumerate(s.labels)}
-        streams.append(_iter_rows(results.parts(s.path, results.ROUNDS_DIR), cols, k, index))
+        seating = seating_column(s.path)
+        cols = scan.round_columns(k, extra=(seating,))
+        streams.append(_iter_rows(results.parts(s.path, results.ROUNDS_DIR), cols, k, index, seating))
     nb = max(s1.rounds_.n_batches, s2.rounds_.n_batches)
     changed = Sums(1, ("changed",), nb, s1.width > 1)
     same_turns = same_pen = True
     for a, b in _aligned(*streams):
         if a is None:
             return Paired(False)
-        if not all(np.array_equal(a[c], b[c]) for c in ("group", "rotation", "lineup", "agent")):
+        if not all(np.array_equal(a[c], b[c]) for c in ("group", "seating", "lineup", "agent")):
             return Paired(False)
         same_turns = same_turns and np.array_equal(a["turns"], b["turns"]) and np.array_equal(a["actions"], b["actions"])
         same_pen = same_pen and np.array_equal(a["penalty"], b["penalty"])
@@ -88,7 +97,7 @@ def compare_runs(s1: RunStats, s2: RunStats) -> Paired:
         for lu, sub in scan.by_lineup({"group": a["group"], "lineup": a["lineup"], "other": other}):
             deals = deal_index(sub["group"], s1.width)
             changed.grow(1, int(deals.ub.max()) + 1)
-            changed.add(np.zeros(len(sub["group"]), np.int64), deals, deals.lg, {"changed": sub["other"]}, [0], lu)
+            changed.add(np.zeros(len(sub["group"]), np.int64), deals, deals.lg, {"changed": sub["other"]}, [0])
     changed.finish()
     n_changed = changed.total("changed")
     return Paired(True, changed.rate("changed"), n_changed == 0, same_turns, same_pen)

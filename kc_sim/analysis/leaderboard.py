@@ -24,13 +24,23 @@ The model (Bradley-Terry on the pairs of each round; see docs/agents.md, Stronge
   ``bootstrap=0`` they come from the curvature of the likelihood instead (which treats
   pairs as independent and is too narrow under duplicate deals).
 
+Beside the ratings, the leaderboard reports the pairwise meta-game they summarise
+(:mod:`kc_sim.analysis.metagame`): the share of comparisons each agent finishes ahead of
+each other one, with 95% intervals from the same bootstrap over deals; the intransitive
+cycles among them (a > b > c > a), flagged significant when every step's interval lies
+above 1/2; a goodness-of-fit test of Bradley-Terry's predicted shares; and Nash averaging,
+the maximum-entropy Nash mixture of the meta-game with each agent's payoff against it.
+A single rating cannot show a cycle; these say when the rating hides one.
+
 Agents are matched across run folders by their label (``greedy``, ``planner``,
 ``greedy#2`` for a second copy in self-play, ...).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,9 +52,9 @@ import pyarrow.parquet as pq
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from kc_sim.analysis import scan
+from kc_sim.analysis import metagame, scan
 from kc_sim.errors import UserError
-from kc_sim.stats import Z95, z_of
+from kc_sim.stats import Z95, rate_from_sums, z_of
 from kc_sim.tournament import results
 from kc_sim.tournament.results import agent_codes, seats_of
 from kc_sim.tournament.schema import AGENT, PENALTY, seat_names
@@ -52,7 +62,13 @@ from kc_sim.tournament.schema import AGENT, PENALTY, seat_names
 ELO = 400.0 / math.log(10.0)
 LEADERBOARD_FILE = "leaderboard.parquet"
 FIGURE_FILE = "leaderboard.png"
+PAIRS_FILE = "leaderboard_pairs.parquet"
+CYCLES_FILE = "leaderboard_cycles.parquet"
+#: key of the Bradley-Terry fit test (JSON) in the metadata of leaderboard.parquet
+FIT_KEY = "kc_sim.bt_fit"
 DEFAULT_BOOTSTRAP = 200
+#: the p-value below which Bradley-Terry "does not fit"
+FIT_LEVEL = 0.05
 
 
 @dataclass
@@ -296,16 +312,41 @@ def _totals(c: Comparisons, weights: np.ndarray | None = None) -> tuple[np.ndarr
     return W, N
 
 
+@dataclass(eq=False)
+class Metagame:
+    """The pairwise meta-game behind a leaderboard (``df.attrs["metagame"]``): ``pairs`` (one
+    row per ordered pair of agents that met), ``cycles`` (one row per intransitive cycle) and
+    ``fit`` (Bradley-Terry's goodness of fit). Compared by identity, so pandas can copy and
+    concatenate a leaderboard's attrs."""
+
+    pairs: pd.DataFrame
+    cycles: pd.DataFrame
+    fit: dict
+
+
 def leaderboard(run_dirs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, level: float = 0.95):
     """The leaderboard of every agent in ``run_dirs`` as a DataFrame, best first (see the
     module doc for the model). Columns: ``rank``, ``agent``, ``rating``, ``rating_lo``,
     ``rating_hi`` (Elo scale, mean agent 0), ``theta`` (+ ``theta_lo``, ``theta_hi``),
     ``p_vs_mean`` (chance to beat an agent of rating 0), ``p_vs_next`` (chance to beat the
     next agent down), ``score_rate`` (share of its pairwise comparisons won, ties 1/2),
-    ``comparisons``, ``rounds``, ``interval`` (bootstrap or hessian)."""
+    ``comparisons``, ``rounds``, ``interval`` (bootstrap or hessian), ``nash_weight`` (its
+    weight in the maximum-entropy Nash mixture of the meta-game), ``nash_rating`` (its
+    payoff, share - 1/2, against that mixture: 0 in the support, negative off it) with
+    ``nash_rating_lo``, ``nash_rating_hi`` (bootstrap; NaN with ``bootstrap=0``).
+
+    ``df.attrs``: ``units`` (deals or batches of deals), ``rounds``, and ``metagame``
+    (:class:`Metagame`: the pairwise shares, the cycles and Bradley-Terry's fit)."""
     if bootstrap < 0:
         raise UserError(f"bad bootstrap count {bootstrap}: expected 0 or more")
-    c = load_comparisons(run_dirs)
+    return rate_comparisons(load_comparisons(run_dirs), bootstrap, seed, level)
+
+
+def rate_comparisons(c: Comparisons, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, level: float = 0.95):
+    """The leaderboard of :func:`leaderboard` from comparisons already summed per (unit,
+    pair) (tests build them directly)."""
+    if bootstrap < 0:
+        raise UserError(f"bad bootstrap count {bootstrap}: expected 0 or more")
     n = len(c.agents)
     W, N = _totals(c)
     comps = _components(n, N > 0)
@@ -315,13 +356,16 @@ def leaderboard(run_dirs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, lev
                         "add a run where the groups play each other")
     theta, cov = fit_bt(W, N)
     z = Z95 if level == 0.95 else z_of(level)
+    boot_shares = None
     if bootstrap > 0:
         rng = np.random.default_rng(seed)
         boot = np.empty((bootstrap, n))
+        boot_shares = np.empty((bootstrap, n, n))
         for r in range(bootstrap):
             wts = rng.poisson(1.0, size=c.n_units).astype(np.float64)
             Wb, Nb = _totals(c, wts)
             boot[r], _ = fit_bt(Wb, Nb)
+            boot_shares[r] = metagame.shares(Wb, Nb)
         alpha = (1.0 - level) / 2
         lo = np.quantile(boot, alpha, axis=0)
         hi = np.quantile(boot, 1 - alpha, axis=0)
@@ -333,6 +377,7 @@ def leaderboard(run_dirs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, lev
     comparisons = N.sum(axis=1)
     score = W.sum(axis=1)
     order = np.argsort(-theta, kind="stable")
+    meta, nash = _metagame(c, W, N, theta, order, boot_shares, level, z)
     rows = []
     for rank, i in enumerate(order, start=1):
         nxt = order[rank] if rank < n else None
@@ -344,15 +389,102 @@ def leaderboard(run_dirs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, lev
             "p_vs_next": (1.0 / (1.0 + math.exp(theta[nxt] - theta[i]))) if nxt is not None else float("nan"),
             "score_rate": score[i] / comparisons[i] if comparisons[i] else float("nan"),
             "comparisons": int(round(comparisons[i])), "rounds": int(c.rounds[i]), "interval": how,
+            "nash_weight": nash["weight"][i], "nash_rating": nash["rating"][i],
+            "nash_rating_lo": nash["lo"][i], "nash_rating_hi": nash["hi"][i],
         })
     df = pd.DataFrame(rows)
     df.attrs["units"] = c.n_units
     df.attrs["rounds"] = c.n_rounds
+    df.attrs["metagame"] = meta
     return df
 
 
+def _quantiles(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval over the first axis, ignoring NaN (a resample in which a pair
+    did not meet); NaN where every resample is NaN."""
+    alpha = (1.0 - level) / 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanquantile(x, alpha, axis=0), np.nanquantile(x, 1 - alpha, axis=0)
+
+
+def _nash(S: np.ndarray, boot_shares, level: float) -> dict:
+    """Nash averaging of the shares ``S`` (:func:`kc_sim.analysis.metagame.nash_average`),
+    with percentile intervals of the Nash ratings over the bootstrap resamples. NaN for
+    more agents than :data:`~kc_sim.analysis.metagame.MAX_NASH_AGENTS`."""
+    n = len(S)
+    nan = np.full(n, np.nan)
+    if n > metagame.MAX_NASH_AGENTS:
+        return {"weight": nan, "rating": nan, "lo": nan, "hi": nan}
+    weight, rating = metagame.nash_average(metagame.payoff(S))
+    lo = hi = nan
+    if boot_shares is not None:
+        boot = np.array([metagame.nash_average(metagame.payoff(b))[1] for b in boot_shares])
+        lo, hi = _quantiles(boot, level)
+    return {"weight": weight, "rating": rating, "lo": lo, "hi": hi}
+
+
+def _metagame(c: Comparisons, W, N, theta, order, boot_shares, level: float, z: float):
+    """The pairwise shares with their intervals (bootstrap percentiles, or clustered Wilson
+    intervals with ``bootstrap=0``), the cycles, Bradley-Terry's fit test and Nash
+    averaging (:mod:`kc_sim.analysis.metagame`). Returns (:class:`Metagame`, nash dict)."""
+    n = len(c.agents)
+    S = metagame.shares(W, N)
+    key = c.a * n + c.b                                     # the comparisons' pairs, a < b
+    pair_keys = np.unique(key)
+    pairs = np.stack(np.divmod(pair_keys, n), axis=1)
+    pid = np.searchsorted(pair_keys, key)
+    share, count, cov = metagame.clustered_share_cov(c.unit, pid, c.score, c.count, c.n_units, len(pairs))
+    LO, HI = np.full((n, n), np.nan), np.full((n, n), np.nan)
+    if boot_shares is not None:
+        lo, hi = _quantiles(boot_shares[:, pairs[:, 0], pairs[:, 1]], level)
+        how = "bootstrap"
+    else:
+        lo, hi = np.empty(len(pairs)), np.empty(len(pairs))
+        for k in range(len(pairs)):
+            here = pid == k
+            _, lo[k], hi[k] = rate_from_sums(c.score[here], c.count[here], z=z)
+        how = "clustered"
+    LO[pairs[:, 0], pairs[:, 1]], HI[pairs[:, 0], pairs[:, 1]] = lo, hi
+    LO[pairs[:, 1], pairs[:, 0]], HI[pairs[:, 1], pairs[:, 0]] = 1.0 - hi, 1.0 - lo
+    test = metagame.bt_fit_test(theta, pairs, share, count, cov)
+    Z = np.full((n, n), np.nan)
+    Z[pairs[:, 0], pairs[:, 1]], Z[pairs[:, 1], pairs[:, 0]] = test["z"], -test["z"]
+    rank = np.empty(n, np.int64)
+    rank[order] = np.arange(n)
+    rows = []
+    for i in order:
+        for j in order:
+            if i != j and N[i, j] > 0:
+                rows.append({"agent": c.agents[i], "opponent": c.agents[j], "share": S[i, j],
+                             "share_lo": LO[i, j], "share_hi": HI[i, j], "comparisons": int(round(N[i, j])),
+                             "bt_share": 1.0 / (1.0 + math.exp(theta[j] - theta[i])), "z": Z[i, j],
+                             "interval": how})
+    pairs_df = pd.DataFrame(rows, columns=["agent", "opponent", "share", "share_lo", "share_hi", "comparisons",
+                                           "bt_share", "z", "interval"])
+    cycles = metagame.find_cycles(S, LO, boot_shares, rank)
+    cycles_df = pd.DataFrame(
+        [{"cycle": " > ".join(c.agents[m] for m in cy["members"] + cy["members"][:1]), "length": cy["length"],
+          "agents": [c.agents[m] for m in cy["members"]], "shares": cy["shares"], "share_lo": cy["lo"],
+          "min_share": min(cy["shares"]), "min_lo": min(cy["lo"]), "significant": cy["significant"],
+          "support": cy["support"]} for cy in cycles],
+        columns=["cycle", "length", "agents", "shares", "share_lo", "min_share", "min_lo", "significant",
+                 "support"])
+    fit = {"test": "wald, clustered by deal", "chi2": test["chi2"], "df": test["df"],
+           "p_value": test["p_value"], "fits": bool(test["df"] == 0 or test["p_value"] >= FIT_LEVEL)}
+    if test["worst"] >= 0:
+        a, b = (int(x) for x in pairs[test["worst"]])
+        if Z[a, b] < 0:
+            a, b = b, a
+        fit.update({"worst_agent": c.agents[a], "worst_opponent": c.agents[b], "worst_share": float(S[a, b]),
+                    "worst_bt_share": 1.0 / (1.0 + math.exp(theta[b] - theta[a])), "worst_z": float(Z[a, b])})
+    return Metagame(pairs_df, cycles_df, fit), _nash(S, boot_shares, level)
+
+
 def format_leaderboard(df) -> str:
-    """The leaderboard as a plain text table."""
+    """The leaderboard as a plain text table, followed (when ``df.attrs`` holds the
+    :class:`Metagame`) by the pairwise matrix, the cycles, Bradley-Terry's fit and the Nash
+    mixture (:func:`format_metagame`)."""
     how = df["interval"].iloc[0] if len(df) else ""
     lines = [f"{'#':>2s} {'agent':18s} {'rating [95% CI]':26s} {'beats next':>10s} {'score':>7s} "
              f"{'rounds':>10s}"]
@@ -364,20 +496,123 @@ def format_leaderboard(df) -> str:
     lines.append(f"rating: Bradley-Terry on who has the lower penalty in each pair of seats of a round, "
                  f"Elo scale, mean agent 0; intervals: {how}"
                  + (" over deals" if how == "bootstrap" else "") + "; beats next: chance to beat the next agent down")
+    meta = df.attrs.get("metagame")
+    if isinstance(meta, Metagame):
+        lines += ["", format_metagame(df, meta)]
     return "\n".join(lines)
 
 
+#: cycles printed in full (the rest are counted; all are in leaderboard_cycles.parquet)
+SHOW_CYCLES = 8
+
+
+def _pct(x: float, signed: bool = False) -> str:
+    return "n/a" if x is None or math.isnan(x) else (f"{100 * x:+.1f}" if signed else f"{100 * x:.1f}")
+
+
+def format_metagame(df, meta: Metagame) -> str:
+    """The text after the Bradley-Terry table: the pairwise matrix (row agent's share
+    against the column agent, ``*`` where the 95% interval excludes 50%), the intransitive
+    cycles (or "no intransitive cycles"), the fit line ("BT fits: ..." or "BT does not fit:
+    worst pair ...") and the Nash mixture with each agent's Nash rating."""
+    agents = df["agent"].astype(str).tolist()
+    n = len(agents)
+    cell = {(r.agent, r.opponent): r for r in meta.pairs.itertuples(index=False)}
+    width = max(18, max(len(a) for a in agents))
+    lines = ["pairwise: % of comparisons the row agent finishes ahead of the column agent "
+             "(* : 95% interval excludes 50%; . : never met)",
+             f"{'#':>2s} {'agent':{width}s} " + " ".join(f"{j:>6d}" for j in range(1, n + 1))]
+    for i, a in enumerate(agents, start=1):
+        cells = []
+        for b in agents:
+            r = cell.get((a, b))
+            if a == b:
+                cells.append(f"{'-':>6s}")
+            elif r is None:
+                cells.append(f"{'.':>6s}")
+            else:
+                mark = "*" if (r.share_lo > 0.5 or r.share_hi < 0.5) else " "
+                cells.append(f"{_pct(r.share):>5s}{mark}")
+        lines.append(f"{i:>2d} {a:{width}s} " + " ".join(cells))
+    cycles = meta.cycles
+    if len(cycles) == 0:
+        lines.append("no intransitive cycles (no agents beat each other in a ring)")
+    else:
+        sig = int(cycles["significant"].sum())
+        lines.append(f"intransitive cycles: {len(cycles)} ({sig} significant: every step's 95% interval "
+                     "above 50%); each agent beats the next")
+        for r in cycles.head(SHOW_CYCLES).itertuples(index=False):
+            steps = ", ".join(f"{_pct(s)}% [{_pct(lo)}]" for s, lo in zip(r.shares, r.share_lo))
+            support = "" if math.isnan(r.support) else f", bootstrap support {100 * r.support:.0f}%"
+            lines.append(f"  {r.cycle}: {steps} (share [lower end])"
+                         f"{'  SIGNIFICANT' if r.significant else '  not significant'}{support}")
+        if len(cycles) > SHOW_CYCLES:
+            lines.append(f"  ... {len(cycles) - SHOW_CYCLES} more in {CYCLES_FILE}")
+    lines.append(format_fit(meta.fit))
+    lines.append("Nash averaging: maximum-entropy Nash mixture of the meta-game (payoff = share - 50%); "
+                 "Nash rating = payoff against the mixture, pp (0 in the support)")
+    lines.append(f"{'#':>2s} {'agent':{width}s} {'weight':>7s}  {'Nash rating [95% CI]':s}")
+    for r in df.itertuples(index=False):
+        ci = "" if math.isnan(r.nash_rating_lo) else f" [{_pct(r.nash_rating_lo, True)}, {_pct(r.nash_rating_hi, True)}]"
+        weight = "n/a" if math.isnan(r.nash_weight) else f"{100 * r.nash_weight:.1f}%"
+        lines.append(f"{int(r.rank):>2d} {str(r.agent):{width}s} {weight:>7s}  {_pct(r.nash_rating, True):>6s}{ci}")
+    return "\n".join(lines)
+
+
+def format_fit(fit: dict) -> str:
+    """One line: "BT fits: ..." or "BT does not fit: worst pair ...", with the Wald
+    statistic, its degrees of freedom and p-value."""
+    if fit.get("df", 0) == 0:
+        return "BT fits: no test (0 degrees of freedom: every pair's share is fitted exactly)"
+    stat = f"chi2 {fit['chi2']:.2f} on {fit['df']} df, p = {fit['p_value']:.3g}"
+    worst = ""
+    if "worst_agent" in fit:
+        worst = (f"{fit['worst_agent']} vs {fit['worst_opponent']}: observed {_pct(fit['worst_share'])}%, "
+                 f"BT {_pct(fit['worst_bt_share'])}% (z = {fit['worst_z']:+.1f})")
+    if fit["fits"]:
+        return f"BT fits: {stat}" + (f"; largest residual {worst}" if worst else "")
+    return f"BT does not fit: worst pair {worst}; {stat}"
+
+
 def save_leaderboard(df, out_dir) -> dict:
-    """Write ``leaderboard.parquet`` and ``leaderboard.png`` into ``out_dir``; returns the paths."""
+    """Write ``leaderboard.parquet`` (with Bradley-Terry's fit test as JSON under
+    :data:`FIT_KEY` in its metadata), ``leaderboard_pairs.parquet``,
+    ``leaderboard_cycles.parquet`` and ``leaderboard.png`` into ``out_dir``; returns the
+    paths. The pairs and cycles files are written only when ``df.attrs`` holds the
+    :class:`Metagame`."""
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UserError(f"cannot write to {out_dir}: {e.strerror or e}") from None
-    table = pa.Table.from_pandas(df, preserve_index=False)
-    path = results.write_atomic(table, out_dir / LEADERBOARD_FILE)
-    fig_path = plot_leaderboard(df, out_dir / FIGURE_FILE)
-    return {"leaderboard": path, "figure": fig_path}
+    meta = df.attrs.get("metagame")
+    plain = pd.DataFrame(df)
+    plain.attrs = {}
+    table = pa.Table.from_pandas(plain, preserve_index=False)
+    fit = {FIT_KEY: json.dumps(meta.fit)} if isinstance(meta, Metagame) else None
+    files = {"leaderboard": results.write_atomic(table, out_dir / LEADERBOARD_FILE, fit)}
+    if isinstance(meta, Metagame):
+        files["pairs"] = results.write_atomic(pa.Table.from_pandas(meta.pairs, preserve_index=False),
+                                              out_dir / PAIRS_FILE)
+        files["cycles"] = results.write_atomic(_cycles_table(meta.cycles), out_dir / CYCLES_FILE)
+    files["figure"] = plot_leaderboard(df, out_dir / FIGURE_FILE)
+    return files
+
+
+def _cycles_table(cycles: pd.DataFrame) -> pa.Table:
+    """The cycles with an explicit schema (an empty table keeps its list columns)."""
+    schema = pa.schema([("cycle", pa.string()), ("length", pa.int64()), ("agents", pa.list_(pa.string())),
+                        ("shares", pa.list_(pa.float64())), ("share_lo", pa.list_(pa.float64())),
+                        ("min_share", pa.float64()), ("min_lo", pa.float64()), ("significant", pa.bool_()),
+                        ("support", pa.float64())])
+    return pa.Table.from_pydict({f.name: cycles[f.name].tolist() for f in schema}, schema=schema)
+
+
+def read_fit(path) -> dict:
+    """Bradley-Terry's fit test stored in a ``leaderboard.parquet`` (empty if absent)."""
+    meta = pq.read_schema(path).metadata or {}
+    key = FIT_KEY.encode()
+    return json.loads(meta[key]) if key in meta else {}
 
 
 def plot_leaderboard(df, path) -> Path:

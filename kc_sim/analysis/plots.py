@@ -19,10 +19,10 @@ number of rounds (and deals), the agents and the seed. Figures are drawn on the 
 canvas through matplotlib's object interface (no pyplot, no global backend switch), so
 importing this module never changes the backend of a notebook.
 
-**Intervals.** A tournament plays every deal several times (once per seating
-rotation, and again in every line-up), so rounds on the same deal are not
-independent: in self-play of a deterministic agent the rotations even replay the same
-game. All intervals here are 95% intervals clustered by deal (the rotation group):
+**Intervals.** A tournament plays every deal several times (once per seating,
+and again in every line-up), so rounds on the same deal are not
+independent: in self-play of a deterministic agent the seatings even replay the same
+game. All intervals here are 95% intervals clustered by deal:
 means use the cluster-robust (ratio) standard error; rates use a Wilson interval on the
 effective sample size ``p (1 - p) / se**2`` (Kish), which equals the ordinary Wilson
 interval when rounds are independent. ``summary.parquet`` keeps its independent-round

@@ -56,7 +56,7 @@ class RunStats:
     width: int                       # deals per batch
     n_deals: int                     # deals per line-up (the schedule's)
     n: int = 0                       # rounds
-    deals: int = 0                   # distinct deals (rotation groups) in the rounds
+    deals: int = 0                   # distinct deals in the rounds
     n_matches: int | None = None     # matches (None: single rounds)
     parts_read: int = 0
     agent: Sums | None = None
@@ -134,10 +134,10 @@ class RunStats:
         key = LA[r, s]
         won = W[r] == s
         pen = P[r, s]
-        self.agent.add(key, deals, lg[r], {"win": won, "penalty": pen}, present, lu)
+        self.agent.add(key, deals, lg[r], {"win": won, "penalty": pen}, present)
         pos = (s - F[r]) % K
         self.pos_agent.add(key * K + pos, deals, lg[r], {"win": won},
-                           (present[:, None] * K + np.arange(K)[None, :]).ravel(), lu)
+                           (present[:, None] * K + np.arange(K)[None, :]).ravel())
         top = max(int(P.max()), 0) + 1
         h = np.bincount(A[r, s] * top + pen, minlength=na * top).reshape(na, top)
         self.pen_hist = grow_hist(self.pen_hist, h)
@@ -150,12 +150,12 @@ class RunStats:
         pa, pb = P[rb, sa], P[rb, sb]
         pair_keys = (present[:, None] * na + present[None, :]).ravel()
         self.h2h.add(LA[rb, sa] * kp + LA[rb, sb], deals, lg[rb],
-                     {"score": (pa < pb) + 0.5 * (pa == pb), "win": W[rb] == sa, "diff": pa - pb}, pair_keys, lu)
+                     {"score": (pa < pb) + 0.5 * (pa == pb), "win": W[rb] == sa, "diff": pa - pb}, pair_keys)
 
         # positions in turn order over all agents: the seat at each position, when dealt in
         seat_at = (F[:, None] + np.arange(K)[None, :]) % K
         r2, p2 = np.nonzero(np.take_along_axis(dealt_p, seat_at, axis=1))
-        self.pos_all.add(p2, deals, lg[r2], {"win": wpos[r2] == p2}, np.arange(K), lu)
+        self.pos_all.add(p2, deals, lg[r2], {"win": wpos[r2] == p2}, np.arange(K))
 
         # per round
         out = ~blocked
@@ -164,8 +164,8 @@ class RunStats:
         self.rounds_.add(np.zeros(n, np.int64), deals, lg, {
             "turns": cols["turns"], "actions": cols["actions"], "out": out, "blocked": blocked, "first": first,
             "edge": first - out / K, "first_last": first - (wpos == K - 1),
-            "penalty": np.where(dealt_p, P, 0).sum(axis=1) / np.maximum(nd, 1)}, [0], lu)
-        self.lineup.add(np.zeros(n, np.int64), deals, lg, {"out": out, "blocked": blocked}, [lu], lu)
+            "penalty": np.where(dealt_p, P, 0).sum(axis=1) / np.maximum(nd, 1)}, [0])
+        self.lineup.add(np.zeros(n, np.int64), deals, lg, {"out": out, "blocked": blocked}, [lu])
         T = cols["turns"]
         top = int(T.max()) + 1
         self.turns_hist = grow_hist(self.turns_hist, np.stack([np.bincount(T[out], minlength=top),
@@ -186,7 +186,7 @@ class RunStats:
                 pk, dg = np.divmod(full, deals.ng)
                 plo, phi = np.divmod(pk, kp)
                 self.twice.add(np.concatenate([plo * kp + phi, phi * kp + plo]), deals, np.concatenate([dg, dg]),
-                               {"won": np.concatenate([win_lo[full] == 2, win_hi[full] == 2])}, pair_keys, lu)
+                               {"won": np.concatenate([win_lo[full] == 2, win_hi[full] == 2])}, pair_keys)
 
     def add_matches(self, cols: dict, lu: int) -> None:
         """Add the matches of one line-up (arrays as :func:`kc_sim.analysis.scan.match_arrays`
@@ -207,8 +207,8 @@ class RunStats:
         r, s = np.nonzero(A >= 0)
         na = len(self.labels)
         self.match_agent.add(A[r, s], deals, deals.lg[r], {"win": (winners[r] >> s) & 1, "total": total[r, s]},
-                             np.arange(na), lu)
-        self.match_.add(np.zeros(n, np.int64), deals, deals.lg, {"rounds": cols["rounds"]}, [0], lu)
+                             np.arange(na))
+        self.match_.add(np.zeros(n, np.int64), deals, deals.lg, {"rounds": cols["rounds"]}, [0])
 
     def finish(self) -> None:
         for s in self._all_sums():

@@ -61,9 +61,10 @@ class Sums:
 
     ``track_deals`` (batches wider than one deal): also count the deals behind every key
     and batch (``D``), the sample size of a rate without variation. Each part holds whole
-    deals of one line-up and parts come line-up by line-up (chunk order), so the deals of
-    one line-up add up exactly; over line-ups (which replay the same deals) the largest
-    count is kept."""
+    deals of one line-up, and parts come block by block (chunk order): the parts of one
+    block hold the same deals for every line-up, so a deal counts once for a key however
+    many of the block's line-ups saw it (runs of kc-sim/tournament/1, stored line-up by
+    line-up, count a deal once per line-up)."""
 
     def __init__(self, n_keys: int, values, n_batches: int, track_deals: bool = False):
         self.n_keys = n_keys
@@ -72,8 +73,8 @@ class Sums:
         self.S = {v: np.zeros((n_keys, n_batches)) for v in self.values}
         self.track = track_deals
         self.D = np.zeros((n_keys, n_batches)) if track_deals else None
-        self._Dl = np.zeros((n_keys, n_batches)) if track_deals else None
-        self._lineup = None
+        self._block: Deals | None = None      # the deals of the block being added
+        self._seen = None                     # (keys, deals of the block): key seen in the deal
 
     @property
     def n_batches(self) -> int:
@@ -92,10 +93,14 @@ class Sums:
         self.N = pad(self.N)
         self.S = {v: pad(a) for v, a in self.S.items()}
         if self.track:
-            self.D, self._Dl = pad(self.D), pad(self._Dl)
+            self.D = pad(self.D)
+            if self._seen is not None:
+                seen = np.zeros((k, self._seen.shape[1]), bool)
+                seen[:self._seen.shape[0]] = self._seen
+                self._seen = seen
         self.n_keys = k
 
-    def add(self, key, deals: Deals, lg, weights: dict, keys, lineup=0) -> None:
+    def add(self, key, deals: Deals, lg, weights: dict, keys) -> None:
         """Add observations: ``key`` (local key index into ``keys``, the global key of each
         local key), ``lg`` (local deal of each observation), ``weights`` (value name -> the
         observation's value)."""
@@ -119,19 +124,20 @@ class Sums:
             self.S[v][where] += np.bincount(idx, weights=np.asarray(w, dtype=np.float64),
                                             minlength=shape[0] * shape[1]).reshape(shape)
         if self.track:
-            if lineup != self._lineup:
+            b = self._block
+            if b is None or b.ng != ng or not np.array_equal(b.deals[:1], deals.deals[:1]):
                 self._fold()
-                self._lineup = lineup
-            self._Dl[where] += deals.reduce((cnt > 0).astype(np.float64))
+                self._block, self._seen = deals, np.zeros((self.n_keys, ng), bool)
+            self._seen[keys] |= cnt > 0
 
     def _fold(self) -> None:
-        if self.track:
-            np.maximum(self.D, self._Dl, out=self.D)
-            self._Dl[:] = 0
+        """Count the deals of the finished block."""
+        if self._seen is not None:
+            self.D[:, self._block.ub] += self._block.reduce(self._seen.astype(np.float64))
+            self._block = self._seen = None
 
     def finish(self) -> None:
         self._fold()
-        self._lineup = None
 
     # results
     def count(self, key: int = 0) -> int:

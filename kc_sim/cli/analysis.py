@@ -54,7 +54,8 @@ def report(
 def run(
     experiment_file: Annotated[Path, typer.Argument(help="an experiment file, e.g. experiments/seat_advantage.toml")],
     scale: Annotated[float, typer.Option(
-        "--scale", help="multiply every run's rounds (or matches) by this, e.g. 0.01 for a quick look; "
+        "--scale", help="multiply every run's rounds, matches or max_rounds, and its repeats, by this, e.g. "
+        "0.01 for a quick look; "
         "the default output folder then gets a _scale<s> suffix")] = 1.0,
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="worker processes (default: every core)")] = None,
     out: Annotated[Optional[Path], typer.Option(

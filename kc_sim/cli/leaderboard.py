@@ -1,7 +1,9 @@
 """``kc-sim leaderboard RUN_DIR [RUN_DIR ...]``: a rating for every agent across the rounds
-of one or more run folders (see :mod:`kc_sim.analysis.leaderboard`), printed and saved as
-``leaderboard.parquet`` and ``leaderboard.png``; and the hook that prints it at the end of
-a tournament with three or more agents."""
+of one or more run folders (see :mod:`kc_sim.analysis.leaderboard`), with the pairwise
+meta-game behind it (shares with intervals, intransitive cycles, Bradley-Terry's fit, Nash
+averaging: :mod:`kc_sim.analysis.metagame`), printed and saved as ``leaderboard.parquet``,
+``leaderboard_pairs.parquet``, ``leaderboard_cycles.parquet`` and ``leaderboard.png``; and
+the hook that prints it at the end of a tournament with three or more agents."""
 
 from __future__ import annotations
 
@@ -17,15 +19,17 @@ def leaderboard(
     run_dirs: Annotated[list[Path], typer.Argument(help="run folders written by kc-sim tournament (or bench-agent "
                                                    "--out); agents are matched by name across them")],
     out: Annotated[Optional[Path], typer.Option(
-        "--out", "-o", help="folder for leaderboard.parquet and leaderboard.png "
-        "(default: the first run folder)")] = None,
+        "--out", "-o", help="folder for leaderboard.parquet, leaderboard_pairs.parquet, "
+        "leaderboard_cycles.parquet and leaderboard.png (default: the first run folder)")] = None,
     bootstrap: Annotated[int, typer.Option(
-        "--bootstrap", help="bootstrap resamples over deals for the 95% intervals (0: from the likelihood's "
-        "curvature instead)")] = 200,
+        "--bootstrap", help="bootstrap resamples over deals for the 95% intervals (0: ratings from the "
+        "likelihood's curvature, pairwise shares clustered by deal, no Nash intervals)")] = 200,
     seed: Annotated[int, typer.Option("--seed", help="seed of the bootstrap")] = 0,
 ):
     """Fit a Bradley-Terry rating for every agent (who has the lower penalty in each pair of
-    seats of every round), with 95% intervals; print it and save it (parquet and a figure)."""
+    seats of every round), with 95% intervals; then the pairwise shares, the intransitive
+    cycles, whether Bradley-Terry fits them, and the Nash averaging rating. Print it all and
+    save it (parquet files and a figure)."""
     # lazy: numba, pandas
     from kc_sim.analysis.leaderboard import format_leaderboard, save_leaderboard
     from kc_sim.analysis.leaderboard import leaderboard as fit
@@ -57,7 +61,8 @@ def tournament_hook(res, quiet: bool = False) -> None:
     except UserError as e:          # the run itself is complete: say why there is no leaderboard
         typer.echo(f"no leaderboard: {e}")
         return
-    res.files.update({"ratings": files["leaderboard"], "figure": files["figure"]})
+    res.files.update({"ratings": files["leaderboard"], "pairs": files.get("pairs"), "cycles": files.get("cycles"),
+                      "figure": files["figure"]})
     if not quiet:
         typer.echo("")
         typer.echo(format_leaderboard(df))

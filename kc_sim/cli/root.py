@@ -16,6 +16,7 @@ from typer._click import exceptions as click_exceptions
 from kc_sim.cli import analysis as cli_analysis
 from kc_sim.cli import leaderboard as cli_leaderboard
 from kc_sim.cli import play as cli_play
+from kc_sim.cli import power as cli_power
 from kc_sim.cli import tournament as cli_tournament
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
@@ -135,6 +136,7 @@ def _register_commands():
     app.command("report")(cli_analysis.report)
     app.command("run")(cli_analysis.run)
     app.command("leaderboard")(cli_leaderboard.leaderboard)
+    app.command("power")(cli_power.power)
 
 
 _register_commands()

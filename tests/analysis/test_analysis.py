@@ -130,6 +130,9 @@ def test_report_is_self_contained_html(small_run):
     for text in ("Head-to-head", "Win rate by seat", "Round length", "king-first", "pile-merger", "[", "classic"):
         assert text in html
     assert 'src="http' not in html and "<script" not in html      # nothing fetched from elsewhere
+    heads = re.findall(r"<h2>(.*?)</h2>", html)                 # the research sections (4 agents, rounds)
+    assert {"Ratings", "Paired differences and variance reduction", "Power"} <= set(heads)
+    assert "Stopping" not in heads and "2! = 2 seatings" in html and "Nash rating" in html
 
 
 def test_report_of_a_match_run(match_run, tmp_path):
@@ -138,6 +141,7 @@ def test_report_of_a_match_run(match_run, tmp_path):
     assert res.exit_code == 0, res.output
     html = out.read_text(encoding="utf-8")
     assert "<h2>Matches</h2>" in html and "match win rate" in html
+    assert "<h2>Ratings</h2>" in html and "<h2>Power</h2>" not in html       # matches: no paired score
 
 
 @pytest.mark.parametrize("command", ["plot", "report"])
@@ -205,12 +209,13 @@ def test_scanned_run_matches_the_summary(small_run):
 
 def test_the_five_experiment_files_parse():
     names = {f.stem for f in EXPERIMENTS}
-    assert names == {"seat_advantage", "king_first", "pile_merger", "draw_timing", "house_rules"}
+    assert names >= {"seat_advantage", "king_first", "pile_merger", "draw_timing", "house_rules", "stopping"}
     for f in EXPERIMENTS:
         exp = load_experiment(f)
         assert exp.name == f.stem and exp.question.endswith("?") and exp.kind in KINDS and exp.runs
         for run in exp.runs:
-            assert run.count >= 200_000 or run.matches    # full size: intervals that separate agents
+            # full size: intervals that separate agents (a repeated run that stops early: many small runs)
+            assert run.count >= 200_000 or run.matches or (run.until and run.repeat >= 20)
 
 
 def test_every_experiment_runs_at_a_tiny_size(tiny_experiments):
@@ -223,9 +228,12 @@ def test_every_experiment_runs_at_a_tiny_size(tiny_experiments):
         assert f"kc-sim run {f}" in text and "--scale" in text
         assert re.search(r"\d+\.\d+%? \[[-+]?\d+\.\d+", text)     # numbers with intervals
         for run in exp.runs:
-            manifest = json.loads((out / run.name / "manifest.json").read_text())
-            assert manifest["config"]["requested"] == run.scaled(TINY).count
-            assert all(c["state"] == "done" for c in manifest["chunks"])
+            for folder, seed in run.scaled(TINY).folders(out / run.name):     # <run>/r000 ... with repeat
+                manifest = json.loads((folder / "manifest.json").read_text())
+                assert manifest["config"]["requested"] == run.scaled(TINY).count
+                assert manifest["config"]["seed"] == seed
+                states = {c["state"] for c in manifest["chunks"]}
+                assert states == {"done"} or (run.until and "stop" in manifest and states <= {"done", "skipped"})
 
 
 def test_run_command_scales_and_resumes(tmp_path):
@@ -242,7 +250,7 @@ def test_run_command_scales_and_resumes(tmp_path):
     assert res.exit_code == 0, res.output
     second = (out / "findings.md").read_text()
     assert first.split("## Results")[1] == second.split("## Results")[1]
-    assert (out / "classic-2p" / "figures" / "seats.png").exists()     # plots are on by default
+    assert (out / load_experiment(src).runs[0].name / "figures" / "seats.png").exists()   # plots: on by default
     # another scale into the same folder is refused before anything is played
     with pytest.raises(UserError, match="different run"):
         run_experiment(load_experiment(src), scale=0.0006, jobs=1, out=out, plots=False)
@@ -328,6 +336,8 @@ def test_notebook_runs_headless(small_run, tiny_experiments, monkeypatch):
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert str(small_run) in text and "king-first (A) vs greedy (B)" in text
     assert "== draw_timing" in text and "not run yet" not in text
+    assert "intransitive cycles:" in text and "control variates worth" in text   # ratings, paired, power
+    assert sum("nash_rating" in o.get("data", {}).get("text/plain", "") for o in outputs) == 1
     assert (small_run / "report.html").exists()
 
 

@@ -198,7 +198,7 @@ def test_streamed_comparisons_equal_the_in_memory_ones(tmp_path):
     """Read part by part, the sums per (deal, pair) are the ones computed with every round in
     memory, for two runs (3 players, several parts each) taken together."""
     runs = [tmp_path / "a", tmp_path / "b"]
-    run_tournament(["greedy", "random", "merger", "king-first"], players=3, rounds=2400, chunk_size=300,
+    run_tournament(["greedy", "random", "merger", "king-first"], players=3, rounds=4800, chunk_size=600,
                    seed=5, out=runs[0], quiet=True, jobs=1)
     run_tournament(["greedy", "random"], players=2, rounds=800, chunk_size=200, seed=6, out=runs[1], quiet=True,
                    jobs=1)

@@ -46,7 +46,7 @@ class RunData:
     seed: int
     lineup: np.ndarray           # (n,)
     group: np.ndarray            # (n,) deal number: the cluster of the intervals
-    rotation: np.ndarray         # (n,)
+    seating: np.ndarray          # (n,)
     agent: np.ndarray            # (n, K) agent code by seat
     penalty: np.ndarray          # (n, K) penalty by seat, -1 when the seat was not dealt in
     winner: np.ndarray           # (n,) winning seat, -1 when blocked
@@ -64,7 +64,7 @@ class RunData:
 
     @property
     def deals(self) -> int:
-        """Distinct deals (rotation groups; the same group is the same deal in every line-up)."""
+        """Distinct deals (the same group is the same deal in every line-up)."""
         if "deals" not in self._cache:
             self._cache["deals"] = _n_clusters(self.group)
         return self._cache["deals"]
@@ -138,7 +138,7 @@ def load_run(run_dir) -> RunData:
     if not parts:
         raise UserError(f"{path} holds no rounds yet ({R.ROUNDS_DIR}/ is empty): finish the run first "
                         f"(rerun its command: {manifest.get('command', 'kc-sim tournament ...')})")
-    cols = (["lineup", "group", "rotation", "match", "first", "winner", "end", "turns", "actions"]
+    cols = (["lineup", "group", "seating", "match", "first", "winner", "end", "turns", "actions"]
             + [f"agent_{s}" for s in range(players)] + [f"penalty_{s}" for s in range(players)])
     try:
         t = pa.concat_tables([pq.read_table(p, columns=cols) for p in parts])
@@ -150,7 +150,7 @@ def load_run(run_dir) -> RunData:
     data = RunData(
         path=path, manifest=manifest, labels=labels, players=players, rules=config.get("rules", "classic"),
         mode=config.get("mode", "rounds"), seed=int(config.get("seed", 0)),
-        lineup=_int(t, "lineup", dtype=np.int16), group=_int(t, "group"), rotation=_int(t, "rotation", dtype=np.int8),
+        lineup=_int(t, "lineup", dtype=np.int16), group=_int(t, "group"), seating=_int(t, "seating", dtype=np.int16),
         agent=np.stack([_codes(t, f"agent_{s}", index).astype(np.int16) for s in range(players)], axis=1),
         penalty=np.stack([_int(t, f"penalty_{s}", dtype=np.int16) for s in range(players)], axis=1),
         winner=_int(t, "winner", dtype=np.int8), first=_int(t, "first", dtype=np.int8),
@@ -341,7 +341,7 @@ def match_rows(data: RunData) -> list[dict]:
     return out
 
 def _deals_won_twice(data, a: int, b: int):
-    """2-player runs: share of deals (line-up with a and b, both rotations) that one agent
+    """2-player runs: share of deals (line-up with a and b, both seatings) that one agent
     won from both seats."""
 
     sa, sb = data.seat_of(a), data.seat_of(b)
@@ -383,7 +383,7 @@ def _pair_figures(d, a: int, b: int) -> dict | None:
 
 def _same_deals(d1, d2) -> bool:
     return (d1.n == d2.n and d1.players == d2.players and np.array_equal(d1.group, d2.group)
-            and np.array_equal(d1.rotation, d2.rotation) and np.array_equal(d1.lineup, d2.lineup)
+            and np.array_equal(d1.seating, d2.seating) and np.array_equal(d1.lineup, d2.lineup)
             and d1.seed == d2.seed and np.array_equal(d1.agent, d2.agent))
 
 

@@ -25,7 +25,13 @@ Comparisons (every interval is 95% and clustered by deal, see :mod:`kc_sim.stats
   played the same deals (same seed, agents and size), with the share of rounds whose
   result (winner or block) changed.
 
-``--scale s`` multiplies every run's ``rounds``/``matches`` (at least one rotation group).
+* ``stopping``: for runs that stop early (``until = "decided"``, usually with ``repeat = N``:
+  N runs with consecutive seeds): the stops and the rounds used; on A/A runs the
+  false-decision rate with its Wilson interval against ``alpha``; on runs with a real
+  difference the rounds used against fixed-size runs (:mod:`~kc_sim.analysis.experiments.stopping`).
+
+``--scale s`` multiplies every run's ``rounds``/``matches``/``max_rounds`` (at least one deal)
+and the number of repeats of a repeated run (at least 2).
 
 The findings are computed from one streaming pass over each run's parquet parts
 (:func:`kc_sim.analysis.scan.scan_run`: per-batch sums of every figure, batches of consecutive
@@ -46,6 +52,8 @@ from kc_sim.analysis.experiments.schema import (
     load_experiment,
     parse_experiment,
 )
+from kc_sim.analysis.experiments.stopping import false_decisions, read_stop, replay
 
 __all__ = ["EXPERIMENTS_DIR", "FINDINGS_FILE", "KINDS", "Experiment", "ExperimentResult", "RunSpec", "default_out",
-           "findings_markdown", "load_experiment", "parse_experiment", "run_experiment"]
+           "false_decisions", "findings_markdown", "load_experiment", "parse_experiment", "read_stop", "replay",
+           "run_experiment"]

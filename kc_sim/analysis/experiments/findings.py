@@ -2,9 +2,11 @@
 
 :func:`findings_markdown` scans every run once (:func:`kc_sim.analysis.scan.scan_run`)
 and writes the question, how to reproduce, the runs, then the section of the
-experiment's comparison (``seats``, ``head_to_head`` or ``rules``: the tables and a few
-plain sentences). A ``rules`` run is compared with its baseline paired by deal when both
-played the same deals (:func:`kc_sim.analysis.compare.compare_runs`).
+experiment's comparison (``seats``, ``head_to_head``, ``rules`` or ``stopping``: the tables
+and a few plain sentences). A ``rules`` run is compared with its baseline paired by deal
+when both played the same deals (:func:`kc_sim.analysis.compare.compare_runs`). A
+``stopping`` experiment is reported by :mod:`kc_sim.analysis.experiments.stopping` from
+each repeat's manifest (and its parts, block by block, for the per-deal sd).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from pathlib import Path
 from kc_sim import __version__ as version
 from kc_sim.analysis.compare import compare_runs
 from kc_sim.analysis.experiments.schema import Experiment, RunSpec
+from kc_sim.analysis.experiments.stopping import stopping_runs_table, stopping_section
+from kc_sim.analysis.experiments.tables import md_table
 from kc_sim.analysis.scan import scan_run
 from kc_sim.analysis.text import excludes, fmt_num, fmt_pct, fmt_pp, fmt_signed
 from kc_sim.play.names import base_label
@@ -25,13 +29,7 @@ from kc_sim.stats import Z95, mean_from_sums
 FINDINGS_FILE = "findings.md"
 
 
-def _md_table(header, rows) -> str:
-    def esc(v):
-        return str(v).replace("|", "\\|")
-    lines = ["| " + " | ".join(esc(h) for h in header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(esc(v) for v in r) + " |" for r in rows]
-    return "\n".join(lines)
+_md_table = md_table
 
 
 def _seat_figures(data) -> dict:
@@ -54,24 +52,36 @@ def findings_markdown(exp: Experiment, specs, run_dirs: dict, out: Path, *, scal
                       command: str | None = None) -> str:
     """The findings file: the question, how to reproduce, the runs, the results tables
     and a few plain sentences, every number with its 95% interval."""
-    datas = {s.name: scan_run(run_dirs[s.name]) for s in specs}
+    stopping = exp.kind == "stopping"
+    # a stopping experiment reads each repeat's manifest (and parts only where needed), not scan_run
+    datas = {} if stopping else {s.name: scan_run(run_dirs[s.name]) for s in specs}
     lines = [f"# Findings: {exp.name}", "", f"**Question.** {exp.question}", ""]
     if exp.notes:
         lines += [exp.notes, ""]
     lines += ["Reproduce with:", "", "```bash", command or f"kc-sim run experiments/{exp.name}.toml", "```", ""]
     if scale != 1:
         lines += [f"_Scaled run (--scale {scale:g}): a quick look, not the full-size result._", ""]
-    lines += [f"Written {_dt.datetime.now().strftime('%Y-%m-%d %H:%M')} by kc-sim {version}. "
-              "Intervals are 95% and clustered by deal (every deal is played in every seat rotation, so "
-              "rounds on one deal are not independent; see `kc_sim/analysis/plots.py`).", "",
-              "## Runs", "",
-              _md_table(["run", "agents", "players", "rules", "rounds", "deals", "seed", "folder"],
-                        [_run_row(s, datas[s.name], run_dirs[s.name], out) for s in specs]), ""]
+    written = f"Written {_dt.datetime.now().strftime('%Y-%m-%d %H:%M')} by kc-sim {version}. "
+    if stopping:
+        lines += [written + "Every run stops early (`until = \"decided\"`, see `kc_sim/tournament/stopping.py`); "
+                  "a repeated run is played once per seed, one folder per repeat.", "",
+                  "## Runs", "", stopping_runs_table(specs, run_dirs, out), ""]
+    else:
+        lines += [written + "Intervals are 95% and clustered by deal (every deal is played in every seating, so "
+                  "rounds on one deal are not independent; see `kc_sim/analysis/plots.py`).", "",
+                  "## Runs", "",
+                  _md_table(["run", "agents", "players", "rules", "rounds", "deals", "seed", "folder"],
+                            [_run_row(s, datas[s.name], run_dirs[s.name], out) for s in specs]), ""]
     if any((run_dirs[s.name] / "figures").is_dir() for s in specs):
         lines += ["Figures of each run: `<run folder>/figures/*.png` (or `kc-sim report <run folder>` for one HTML "
                   "page per run).", ""]
-    body, summary = {"seats": _seats_section, "head_to_head": _h2h_section, "rules": _rules_section}[exp.kind](
-        exp, specs, datas)
+    elif stopping and any((f / "figures").is_dir() for s in specs for f, _ in s.folders(run_dirs[s.name])[:1]):
+        lines += ["Figures of the first repeat of each run: `<run folder>/r000/figures/*.png`.", ""]
+    if stopping:
+        body, summary = stopping_section(exp, specs, run_dirs)
+    else:
+        body, summary = {"seats": _seats_section, "head_to_head": _h2h_section, "rules": _rules_section}[exp.kind](
+            exp, specs, datas)
     lines += ["## Results", "", *body, "", "## Summary", "", *[f"- {s}" for s in summary], ""]
     return "\n".join(lines)
 
@@ -117,9 +127,9 @@ def _resolve_label(data, name: str) -> int | None:
 
 
 def _deals_won_twice(data, a: int, b: int):
-    """2-player runs: share of deals (line-up with a and b, both rotations) that one agent
+    """2-player runs: share of deals (line-up with a and b, both seatings) that one agent
     won from both seats: ``(a's rate, b's rate, deals)``, or None. Counted per deal while
-    the run is scanned (both rotations of a deal are in the same part)."""
+    the run is scanned (both seatings of a deal are in the same part)."""
     f = data.pair(a, b)
     return None if f is None else f["twice"]
 
@@ -180,8 +190,8 @@ def _h2h_section(exp, specs, datas):
     body = ["Over the rounds where both agents sat. \"Win rate A - B\": difference of the two win rates in those "
             "rounds (with every agent in every seat of a line-up, seat effects cancel). Penalty diff: mean of "
             "(A's penalty - B's) in the same round; negative favours A. \"Finishes ahead\": A's penalty lower "
-            "than B's (ties count half); with more than 2 players a line-up keeps its clockwise order in every "
-            "rotation, so this also measures who sits before whom.", "", _md_table(header, rows)]
+            "than B's (ties count half). Every deal is played in every seating (all k! orders of the table), "
+            "so who sits before whom cancels too.", "", _md_table(header, rows)]
     if twice:
         body += ["", "With 2 players every deal is played from both seats. A deal won by the same agent from both "
                  "seats is one the strategy decided; a split deal went to whoever held the better seat or cards.", "",

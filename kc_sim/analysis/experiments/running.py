@@ -3,7 +3,12 @@
 Every run is checked against its folder before any is played (a typo in the last run
 must not cost the first ones), then played through
 :func:`kc_sim.tournament.run_tournament`, so an interrupted experiment resumes where it
-stopped. The findings are written last (:mod:`kc_sim.analysis.experiments.findings`).
+stopped. A run with ``until`` stops early (``precision``, ``alpha``); a run with
+``repeat = N`` is played N times, seeds ``seed .. seed + N - 1``, one folder each
+(``<run>/r000`` ...; :meth:`~kc_sim.analysis.experiments.schema.RunSpec.folders`), and only
+its first repeat gets figures; a repeat already finished (checked to be the same run, its
+stop recorded) is not opened again. The findings are written last
+(:mod:`kc_sim.analysis.experiments.findings`).
 """
 
 from __future__ import annotations
@@ -20,9 +25,12 @@ from kc_sim.analysis.experiments.schema import (
     default_out,
     load_experiment,
 )
+from kc_sim.analysis.experiments.stopping import read_stop
 from kc_sim.analysis.plots import plot_all
 from kc_sim.errors import UserError
 from kc_sim.tournament import check_run_folder, make_plan, run_tournament
+from kc_sim.tournament.results import read_manifest
+from kc_sim.tournament.stopping import parse_until
 
 
 @dataclass
@@ -35,9 +43,34 @@ class ExperimentResult:
     seconds: float = 0.0
 
 
-def _plan(spec: RunSpec, out: Path):
+def _plan(spec: RunSpec, out: Path, seed: int):
     return make_plan(list(spec.agents), players=spec.players, rounds=spec.rounds, matches=spec.matches,
-                     rules=spec.rules, seed=spec.seed, out=out, chunk_size=spec.chunk_size)
+                     rules=spec.rules, seed=seed, out=out, chunk_size=spec.chunk_size, seating=spec.seating,
+                     until=parse_until(**spec.until_args))
+
+
+def _finished(folder: Path) -> bool:
+    """Whether a run folder holds a finished run whose early stop is recorded."""
+    try:
+        m = read_manifest(folder)
+    except (OSError, ValueError):
+        return False
+    return bool(m.get("finished")) and "stop" in m
+
+
+def _describe(spec: RunSpec) -> str:
+    """The log line of a run: agents, players, rules, size, stopping, repeats."""
+    text = (f"{spec.name}: {', '.join(spec.agents)}, {spec.players or min(len(spec.agents), 4)} players, "
+            f"{spec.rules}, ")
+    if spec.until is None:
+        text += f"{spec.count:,} {spec.mode}"
+    else:
+        text += f"until {spec.until} (at most {spec.count:,} rounds"
+        text += f", precision {100 * spec.precision:g} pp" if spec.precision is not None else ""
+        text += f", alpha {spec.alpha:g})" if spec.alpha is not None else ")"
+    if spec.repeat is not None:
+        text += f", {spec.repeat:,} repeats (seeds {spec.seed} .. {spec.seed + spec.repeat - 1})"
+    return text
 
 
 def run_experiment(exp, *, scale: float = 1.0, jobs=None, out=None, plots: bool = True, quiet: bool = True,
@@ -55,29 +88,48 @@ def run_experiment(exp, *, scale: float = 1.0, jobs=None, out=None, plots: bool 
     specs = [r.scaled(scale) for r in exp.runs]
     # check every run before playing any: a typo in the last run must not cost the first ones
     for spec in specs:
-        try:
-            check_run_folder(_plan(spec, out / spec.name))
-        except UserError as e:
-            raise UserError(f"{exp.source or exp.name}: run {spec.name!r}: {e}") from None
+        for folder, seed in spec.folders(out / spec.name):
+            try:
+                check_run_folder(_plan(spec, folder, seed))
+            except UserError as e:
+                where = spec.name if folder.name == spec.name else f"{spec.name}/{folder.name}"
+                raise UserError(f"{exp.source or exp.name}: run {where!r}: {e}") from None
     if command is None:
         src = exp.source if exp.source is not None else f"experiments/{exp.name}.toml"
         command = f"kc-sim run {src}" + (f" --scale {scale:g}" if scale != 1 else "")
     t0 = time.perf_counter()
     run_dirs = {}
     for i, spec in enumerate(specs):
-        folder = out / spec.name
-        log(f"[{i + 1}/{len(specs)}] {spec.name}: {', '.join(spec.agents)}, "
-            f"{spec.players or min(len(spec.agents), 4)} players, {spec.rules}, {spec.count:,} {spec.mode}")
-        try:
-            res = run_tournament(list(spec.agents), players=spec.players, rounds=spec.rounds, matches=spec.matches,
-                                 rules=spec.rules, seed=spec.seed, jobs=jobs, out=folder, quiet=quiet,
-                                 chunk_size=spec.chunk_size, command=f"{command}  # run {spec.name}")
-        except UserError as e:
-            raise UserError(f"{exp.source or exp.name}: run {spec.name!r}: {e}") from None
-        log(f"      {res.units:,} {spec.mode} in {res.seconds:.1f} s -> {folder}")
-        run_dirs[spec.name] = folder
-        if plots:
-            plot_all(folder)
+        log(f"[{i + 1}/{len(specs)}] {_describe(spec)}")
+        t_run, units, stops = time.perf_counter(), 0, {}   # repeats: rounds and stop kinds
+        for j, (folder, seed) in enumerate(spec.folders(out / spec.name)):
+            where = spec.name if spec.repeat is None else f"{spec.name}/{folder.name}"
+            if spec.repeat is not None and _finished(folder):
+                # checked above to be this run: its stop is recorded, nothing to play or rewrite
+                # (opening a finished run again costs ~0.1 s, minutes over hundreds of repeats)
+                stop = read_stop(folder)
+            else:
+                try:
+                    res = run_tournament(list(spec.agents), players=spec.players, rounds=spec.rounds,
+                                         matches=spec.matches, rules=spec.rules, seed=seed, jobs=jobs, out=folder,
+                                         quiet=quiet, chunk_size=spec.chunk_size, seating=spec.seating,
+                                         **spec.until_args,
+                                         command=f"{command}  # run {where}")
+                except UserError as e:
+                    raise UserError(f"{exp.source or exp.name}: run {where!r}: {e}") from None
+                if spec.repeat is None:
+                    log(f"      {res.units:,} {spec.mode} in {res.seconds:.1f} s -> {folder}"
+                        + (f"; stopped: {res.stop}" if res.stop else ""))
+                stop = read_stop(folder) if spec.repeat is not None else None
+            if stop is not None:
+                units += stop.rounds
+                stops[stop.kind] = stops.get(stop.kind, 0) + 1
+            if plots and j == 0:
+                plot_all(folder)
+        if spec.repeat is not None:
+            log(f"      {spec.repeat:,} repeats, {units:,} {spec.mode} in {time.perf_counter() - t_run:.1f} s "
+                f"({', '.join(f'{v:,} {k}' for k, v in sorted(stops.items()))}) -> {out / spec.name}")
+        run_dirs[spec.name] = out / spec.name
     markdown = findings_markdown(exp, specs, run_dirs, out, scale=scale, command=command)
     out.mkdir(parents=True, exist_ok=True)
     findings = out / FINDINGS_FILE

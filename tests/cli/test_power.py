@@ -1,0 +1,62 @@
+"""``kc-sim power``: rounds needed for a difference, from a run folder or a pilot run it
+makes itself; one line and exit 2 on bad input."""
+
+import math
+
+import pytest
+
+from kc_sim.analysis.power import deals_needed, parse_diff, z_power
+from kc_sim.analysis.variance import run_adjusted
+from kc_sim.cli import root
+from kc_sim.tournament.run import run_tournament
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("power") / "run"
+    run_tournament(["greedy", "random"], players=2, rounds=6000, seed=2, out=out, jobs=1, backend="sequential",
+                   quiet=True)
+    return out
+
+
+def test_formula():
+    assert z_power() == pytest.approx(1.959964 + 0.841621, abs=1e-5)
+    # sd 0.15, 0.5pp: (2.8016 * 0.15 / 0.005)^2 = 7063.9 -> 7064 deals
+    assert deals_needed(0.15, 0.005) == 7064
+    assert deals_needed(0.15, 0.01) == math.ceil(7063.9 / 4)
+    assert parse_diff("0.5pp") == parse_diff("0.5%") == parse_diff("0.005") == pytest.approx(0.005)
+
+
+def test_power_of_a_run_folder(run_dir, capsys):
+    assert root.main(["power", str(run_dir), "--diff", "1pp"]) == 0
+    text = capsys.readouterr().out
+    est = run_adjusted(run_dir)[0].est
+    rounds = 2 * deals_needed(est.sd, 0.01)
+    rounds_cv = 2 * deals_needed(est.sd / math.sqrt(est.factor), 0.01)
+    line = next(x for x in text.splitlines() if x.startswith("greedy vs random"))
+    assert f"{rounds:,d}" in line and f"{rounds_cv:,d}" in line
+    assert "rounds to detect a 1pp difference" in text and "from 3,000 deals (2 rounds per deal)" in text
+
+
+def test_pilot_run(tmp_path, capsys):
+    assert root.main(["power", "--agents", "greedy,random", "--pilot-rounds", "2000", "--diff", "2pp",
+                      "--out", str(tmp_path / "pilot")]) == 0
+    text = capsys.readouterr().out
+    assert "greedy vs random" in text and "from 1,000 deals" in text
+    assert (tmp_path / "pilot" / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("args", [["--diff", "0"], ["--diff", "abc"], ["--diff", "60pp"], []])
+def test_bad_input_one_line_exit_2(args, run_dir, capsys):
+    argv = ["power", str(run_dir), *args] if args else ["power", "--diff", "1pp"]
+    assert root.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("kc-sim: error:")
+
+
+def test_match_runs_are_refused(tmp_path, capsys):
+    out = tmp_path / "m"
+    run_tournament(["greedy", "random"], players=2, matches=4, seed=1, out=out, jobs=1, backend="sequential",
+                   quiet=True)
+    assert root.main(["power", str(out)]) == 2
+    assert "single rounds" in capsys.readouterr().err
