@@ -139,8 +139,8 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
         # a chunk marks itself done only once its parts are in place; Ctrl-C may have come
         # before the manifest was written: write it now, so the count below is what resumes
         save_manifest(manifest, plan.out)
-        done = sum(c["state"] == "done" for c in manifest["chunks"])
-        raise Interrupted(f"interrupted with {done} of {len(chunks)} chunks done in {plan.out}; "
+        n_done = sum(done(c.index) for c in chunks)
+        raise Interrupted(f"interrupted with {n_done} of {len(chunks)} chunks done in {plan.out}; "
                           "rerun the same command to finish") from None
     finally:
         bar.close()
