@@ -8,7 +8,8 @@ Rerunning the same configuration into the same folder plays only the chunks not 
 done. At the end (:func:`finish`) the chunks' tallies are added up into the summary
 and game records are written (:mod:`~kc_sim.tournament.game_records`). Every seed
 derives from the run seed and the group number, so the output is the same for every
-``jobs`` and backend.
+``jobs`` and backend. With ``until`` the run stops once its pairs are decided
+(:mod:`~kc_sim.tournament.stopping`), after the same block whatever the workers.
 """
 
 from __future__ import annotations
