@@ -25,8 +25,10 @@ from kc_sim.play.runner import play_rounds
 
 #: targets: rounds/s per core in 4-player classic self-play (the baselines' by default)
 COMPILED_TARGET = 200_000
-PYTHON_TARGET = 10_000
+PYTHON_TARGET = 30_000
 TARGETS = {"planner": 10_000, "sampler": 0}
+#: the strong agents' targets in 2-player self-play (issue 13), and the rounds each is timed on
+STRONG_2P = {"planner": (15_000, 20_000), "sampler": (1_000, 1_000)}
 #: agents timed by default: the baselines and the planner (the sampler, at a few hundred
 #: rounds/s, only when named)
 DEFAULT_AGENTS = (*BASELINES, "planner")
@@ -60,7 +62,8 @@ def bench_agents(rounds: int = 200_000, players: int = 4, rules: str = "classic"
         python_rounds = max(1, rounds // 20)
     names = DEFAULT_AGENTS if agents is None else list(agents)
     entries = [(load_agent(n), rounds) for n in names]
-    entries.append((AgentSpec(FirstLegal.name, FirstLegal.__doc__, factory=FirstLegal), python_rounds))
+    if python_rounds:
+        entries.append((AgentSpec(FirstLegal.name, FirstLegal.__doc__, factory=FirstLegal), python_rounds))
     out = []
     for spec, n in entries:
         specs = [spec] * players
@@ -84,6 +87,17 @@ def bench_agents(rounds: int = 200_000, players: int = 4, rules: str = "classic"
             "target": target,
             "ok": rate >= target,
         })
+    return out
+
+
+def strong_agents_2p(scale: float = 1.0) -> dict:
+    """``agent_planner_2p_rounds_per_s`` and ``agent_sampler_2p_rounds_per_s``: the strong
+    agents in 2-player classic self-play, rounds per CPU-second (with their targets)."""
+    out = {}
+    for name, (target, n) in STRONG_2P.items():
+        row, = bench_agents(rounds=max(50, int(n * scale)), players=2, agents=[name], python_rounds=0)
+        out[f"agent_{name}_2p_rounds_per_s"] = row["rounds_per_s"]
+        out[f"agent_{name}_2p_target"] = target
     return out
 
 

@@ -26,8 +26,8 @@ PlayersOpt = Annotated[Optional[int], typer.Option(
     "this many agents plays")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="run seed: every deal derives from it")]
 JobsOpt = Annotated[Optional[int], typer.Option(
-    "--jobs", "-j", help="worker processes (default: every core; with dask and no --scheduler: "
-    "LocalCluster workers)")]
+    "--jobs", "-j", help="worker processes (default: every core, but no more than the work pays for, so "
+    "a small run plays in this process; with dask and no --scheduler: LocalCluster workers)")]
 BackendOpt = Annotated[Optional[str], typer.Option(
     "--backend", help="loky (local processes, default), dask (a dask.distributed cluster) or "
     "sequential (in this process)")]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,6 +73,31 @@ def resolve_jobs(jobs) -> int:
     return int(jobs)
 
 
+#: the default --jobs is sized to the work: a worker process costs about a second to start
+#: and load the compiled code, so each one must have at least this many rounds to play
+#: (compiled agents play about 300,000 rounds/s per core, a Python agent about 15,000)
+ROUNDS_PER_WORKER = {True: 300_000, False: 15_000}
+ROUNDS_PER_MATCH = 5            # about, for sizing runs of matches
+
+
+def size_workers(jobs, plan: Plan, pending) -> int:
+    """Worker processes for the chunks ``pending``: ``--jobs`` when given (at most one per
+    chunk); by default every core, but no more than the work pays for (a 100,000-round run
+    of compiled agents plays in this process rather than start two workers)."""
+    if jobs is not None and int(jobs) != -1:
+        return max(1, min(resolve_jobs(jobs), len(pending)))
+    rounds = sum(plan.schedule.units_of(c) for c in pending) * (1 if plan.mode == "rounds" else ROUNDS_PER_MATCH)
+    per_worker = ROUNDS_PER_WORKER[all(s.compiled for s in plan.specs)]
+    return max(1, min(resolve_jobs(jobs), len(pending), -(-rounds // per_worker)))
+
+
+def _warm_marker(warm_args) -> Path:
+    """A file in the compile cache saying these agents, rules and mode were compiled there
+    (the cache folder changes with the sources, so the marker does too)."""
+    key = zlib.crc32(repr(warm_args[:3]).encode())
+    return Path(os.environ.get("NUMBA_CACHE_DIR", ".")) / f"warm-{key:08x}"
+
+
 def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
                    jobs=None, backend=None, scheduler=None, out=None, records=0, chunk_size=None,
                    lineups=None, seating="balanced", until=None, precision=None, alpha=None, quiet=False,
@@ -92,7 +118,7 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
         raise UserError("--scheduler needs --backend dask")
     if records < 0:
         raise UserError(f"bad --records {records}: expected 0 or more")
-    jobs = resolve_jobs(jobs)
+    resolve_jobs(jobs)                         # a bad --jobs is refused before anything else
     stop_rule = parse_until(until, precision, alpha)
     plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
                      out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
@@ -110,11 +136,19 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     skip = set(stopper.beyond()) if stopper is not None and stopper.stopped_at is not None else set()
     pending = [c for c in chunks if not done(c.index) and c.index not in skip]
     resumed = sum(done(c.index) for c in chunks)
-    workers = max(1, min(jobs, len(pending)))
+    workers = size_workers(jobs, plan, pending)
     faults = str((plan.out / FAULTS_DIR).resolve())
     warm_args = (tuple(plan.load_names[i] for i in sched.lineups[0]), plan.rules.spec(), plan.mode, faults)
-    warm(*warm_args)   # compile or load once here, before any worker starts
-    warming = prestart_loky(workers, warm_args) if backend == "loky" and workers > 1 and pending else []
+    pool = backend == "loky" and workers > 1 and bool(pending)
+    marker = _warm_marker(warm_args)
+    if not (pool and marker.exists()):
+        warm(*warm_args)   # compile once here, before any worker starts (workers then only load)
+        try:
+            marker.touch()
+        except OSError:    # an unwritable cache folder: the next run warms here again
+            pass
+    # with a warm cache the workers load the compiled code themselves while this process goes on
+    warming = prestart_loky(workers, warm_args) if pool else []
     tasks = [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
                        c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode, faults,
                        tuple(sched.lineups[c.lineup]), len(plan.labels), sched.seatings)

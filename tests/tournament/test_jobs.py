@@ -1,0 +1,44 @@
+"""The default --jobs is sized to the work; an explicit --jobs is kept; a warm compile cache
+lets the workers start without the parent compiling first."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from kc_sim.tournament.plan import make_plan
+from kc_sim.tournament.run import ROUNDS_PER_WORKER, _warm_marker, run_tournament, size_workers
+
+CORES = os.cpu_count() or 1
+
+
+def _workers(agents, rounds, jobs=None, **kw):
+    plan = make_plan(agents, rounds=rounds, **kw)
+    return size_workers(jobs, plan, plan.schedule.chunks())
+
+
+def test_default_jobs_follow_the_work():
+    assert _workers(["greedy", "merger"], 100_000) == 1           # plays here: no worker start-up
+    assert _workers(["greedy", "merger"], 2 * ROUNDS_PER_WORKER[True]) == min(CORES, 2)
+    assert _workers(["greedy", "merger"], 10_000_000) == CORES
+    assert _workers(["greedy", "merger"], 100_000, jobs=-1) == 1      # -1 is the default
+
+
+def test_an_explicit_jobs_is_kept_up_to_one_worker_per_chunk():
+    assert _workers(["greedy", "merger"], 100_000, jobs=2) == 2
+    assert _workers(["greedy", "merger"], 1_000, jobs=8) == 1      # one chunk
+
+
+@pytest.mark.skipif(CORES < 2, reason="needs two cores")
+def test_python_agents_need_fewer_rounds_per_worker():
+    agents = ["agents/examples/my_python_agent.py:CautiousShedder", "greedy"]
+    assert _workers(agents, 2 * ROUNDS_PER_WORKER[False]) == 2
+    assert _workers(agents, ROUNDS_PER_WORKER[False] // 2) == 1
+
+
+def test_a_run_leaves_the_warm_marker_in_the_cache(tmp_path):
+    res = run_tournament(["greedy", "random"], rounds=2_000, out=tmp_path / "run", quiet=True, jobs=1)
+    names = tuple(res.plan.load_names[i] for i in res.plan.schedule.lineups[0])
+    marker = _warm_marker((names, res.plan.rules.spec(), "rounds", "ignored"))
+    assert marker.exists() and marker.parent == type(marker)(os.environ["NUMBA_CACHE_DIR"])
