@@ -13,9 +13,11 @@ from agents.search import (
     MAX_NODES,
     MAX_PLAN,
     PLAN0,
+    TABLE_SIZE,
+    WS_SIZE,
     next_planned,
+    search,
     store_plan,
-    turn_search,
     would_block,
 )
 from kc_sim.core.layout import STOP
@@ -27,17 +29,15 @@ _W = DEFAULT_WEIGHTS
 
 
 @nb.njit(cache=True)
-def plan_turn(st, seat, mem, w, max_nodes, avoid_block=True):
-    """Search the turn from the current position, keep the best line in ``mem`` and
-    return its first action (or stop)."""
+def plan_turn_in(st, seat, mem, w, max_nodes, avoid_block, ws, plans, lens, scores):
+    """:func:`plan_turn` in a search workspace (``agents.search.new_workspace``) with
+    ``plans`` (at least 1 x MAX_PLAN + 1), ``lens`` and ``scores`` to write into: no
+    allocation, for callers that plan many times (the sampler's rollouts)."""
     if not has_play(st):     # nothing to place or move: no search needed
         store_plan(mem, st, mem[PLAN0:], 0, 0)
         return STOP
-    plans = np.empty((1, MAX_PLAN + 1), np.int64)
-    lens = np.zeros(1, np.int64)
-    scores = np.zeros(1, np.int64)
     root_ok = not (avoid_block and would_block(st))
-    n, _ = turn_search(st, seat, w, max_nodes, 1, plans, lens, scores, True, root_ok)
+    n, _ = search(st, seat, w, max_nodes, 1, plans, lens, scores, True, root_ok, ws)
     if n == 0:               # cannot happen: some end of the turn is always legal
         return STOP
     store_plan(mem, st, plans[0], lens[0], 1 if lens[0] >= MAX_PLAN else 0)
@@ -47,12 +47,37 @@ def plan_turn(st, seat, mem, w, max_nodes, avoid_block=True):
 
 
 @nb.njit(cache=True)
+def plan_turn(st, seat, mem, w, max_nodes, avoid_block=True):
+    """Search the turn from the current position, keep the best line in ``mem`` and
+    return its first action (or stop). One allocation: the workspace and the plan."""
+    if not has_play(st):     # nothing to place or move: no search needed
+        store_plan(mem, st, mem[PLAN0:], 0, 0)
+        return STOP
+    buf = np.empty(WS_SIZE + MAX_PLAN + 3, np.int64)
+    ws = buf[:WS_SIZE]
+    ws[:TABLE_SIZE] = 0
+    plans = buf[WS_SIZE:WS_SIZE + MAX_PLAN + 1].reshape((1, MAX_PLAN + 1))
+    lens = buf[WS_SIZE + MAX_PLAN + 1:WS_SIZE + MAX_PLAN + 2]
+    scores = buf[WS_SIZE + MAX_PLAN + 2:]
+    return plan_turn_in(st, seat, mem, w, max_nodes, avoid_block, ws, plans, lens, scores)
+
+
+@nb.njit(cache=True)
 def planner_act(st, seat, mem, w, max_nodes, avoid_block=True):
     """The planner's decision with evaluation weights ``w`` and a node cap."""
     a = next_planned(mem, st)
     if a >= 0:
         return a
     return plan_turn(st, seat, mem, w, max_nodes, avoid_block)
+
+
+@nb.njit(cache=True)
+def planner_act_in(st, seat, mem, w, max_nodes, ws, plans, lens, scores):
+    """:func:`planner_act` in a reused workspace (see :func:`plan_turn_in`)."""
+    a = next_planned(mem, st)
+    if a >= 0:
+        return a
+    return plan_turn_in(st, seat, mem, w, max_nodes, True, ws, plans, lens, scores)
 
 
 @compiled_policy

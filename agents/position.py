@@ -12,19 +12,21 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core.extending import intrinsic
 
 from kc_sim.core.bits import lowest
 from kc_sim.core.ids import id_card, id_pile, id_side, is_place, move_id, place_id
 from kc_sim.core.layout import FIRST_CORNER, HAND, N_PILES, N_SIDES, PILE_MASK, RULES
 from kc_sim.game.cards import (
     ALL_MASK,
-    FITS_ON,
     FITS_UNDER,
     KING,
     KINGS_MASK,
     N_CARDS,
+    NON_KINGS_MASK,
     RANK,
-    RANK_MASK,
 )
 from kc_sim.game.variants import R_DECKS
 
@@ -95,67 +97,132 @@ def unseen_mask(st, seat):
     return out
 
 
+@intrinsic
+def _ctlz(typingctx, x):
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+
+    return x(x), codegen
+
+
+#: one bit per suit block at rank index 0 (card id = suit * 13 + rank - 1)
+_RANK_BITS = np.int64(1 | (1 << 13) | (1 << 26) | (1 << 39))
+_BLACK = np.int64(0x1FFF | (0x1FFF << 39))       # clubs and spades
+_RED = np.int64((0x1FFF << 13) | (0x1FFF << 26))  # diamonds and hearts
+_NON_KINGS = np.int64(NON_KINGS_MASK)
+
+
+@nb.njit(cache=True, inline="always")
+def fits_on_set(tops):
+    """The cards that fit on some card of the mask ``tops`` (the union of ``FITS_ON``): one
+    rank lower and the other colour, computed with shifts rather than a table per card."""
+    lb = ((tops & _BLACK) >> 1) & _NON_KINGS          # black tops, one rank down (aces drop out)
+    rb = (lb | (lb >> 39)) & 0x1FFF                    # ... as a set of ranks
+    lr = ((tops & _RED) >> 1) & _NON_KINGS
+    rr = ((lr >> 13) | (lr >> 26)) & 0x1FFF
+    return (rb << 13) | (rb << 26) | rr | (rr << 39)
+
+
+@nb.njit(cache=True, inline="always")
+def scan_piles(tp):
+    """(mask of the top cards, 8-bit mask of the empty piles) of a packed tops word."""
+    tops = np.int64(0)
+    empty = np.int64(0)
+    for p in range(N_PILES):
+        f = (tp >> (6 * p)) & 63
+        tops |= (np.int64(1) << f) >> 1               # f = card + 1; 0 (empty) adds nothing
+        if f == 0:
+            empty |= np.int64(1) << p
+    return tops, empty
+
+
 @nb.njit(cache=True)
 def children(h0, tp, bp, side_ok, out):
     """List the canonical legal placements and pile moves of a position into ``out``
     (highest-ranked card first); returns their number."""
+    tops, empty = scan_piles(tp)
+    return children_of(h0, tp, bp, tops, empty, fits_on_set(tops), side_ok, out, 0)
+
+
+#: 1 in each of the 8 six-bit fields of a packed word, and each field's high bit, low bits
+_REP6 = np.int64(0x041041041041)
+_HI6 = np.int64(0x820820820820)
+_LO6 = np.int64(0x7DF7DF7DF7DF)
+
+
+@nb.njit(cache=True, inline="always")
+def piles_topped_by(tp, t):
+    """The piles whose top is card ``t``, as the high bits of their 6-bit fields (bit
+    6 p + 5 for pile p): the fields of ``tp`` equal to t + 1, found with a SWAR zero test."""
+    x = tp ^ (np.int64(t + 1) * _REP6)
+    return ~(((x & _LO6) + _LO6) | x) & _HI6
+
+
+@nb.njit(cache=True, inline="always")
+def _piles_on(tp, par):
+    """Union of :func:`piles_topped_by` over the cards of ``par``."""
+    m = np.int64(0)
+    while par:
+        m |= piles_topped_by(tp, lowest(par))
+        par &= par - 1
+    return m
+
+
+@nb.njit(cache=True, inline="always")
+def children_of(h0, tp, bp, tops, empty, fit, side_ok, out, o):
+    """:func:`children` with the position's top mask, empty-pile mask and ``fits_on_set(tops)``
+    already known (the search computes them once per node); writes ``out[o:]``."""
     n = 0
-    first_side = -1
-    first_corner = -1
-    for p in range(N_SIDES):
-        if pile_get(tp, p) < 0:
-            first_side = p
-            break
-    for p in range(FIRST_CORNER, N_PILES):
-        if pile_get(tp, p) < 0:
-            first_corner = p
-            break
-    # placements, by rank from king down
-    fit = np.int64(0)
-    tops = np.int64(0)
-    for p in range(N_PILES):
-        t = pile_get(tp, p)
-        if t >= 0:
-            fit |= FITS_ON[t]
-            tops |= np.int64(1) << t
+    es = empty & 0xF
+    ec = empty >> 4
+    first_side = lowest(es) if es else -1
+    first_corner = FIRST_CORNER + lowest(ec) if ec else -1
     placeable = h0 & fit
     if first_side >= 0:
         placeable |= h0 & side_ok
     if first_corner >= 0:
         placeable |= h0 & np.int64(KINGS_MASK)
-    if placeable:
-        for r in range(KING, 0, -1):
-            m = placeable & RANK_MASK[r]
-            while m:
-                c = lowest(m)
-                m &= m - 1
-                bit = np.int64(1) << c
-                if fit & bit:
-                    par = FITS_UNDER[c] & tops
-                    for p in range(N_PILES):
-                        t = pile_get(tp, p)
-                        if t >= 0 and (par >> t) & 1 and n < MAX_CHILDREN:
-                            out[n] = place_id(c, p)
-                            n += 1
-                if r == KING and first_corner >= 0 and n < MAX_CHILDREN:
-                    out[n] = place_id(c, first_corner)
+    while placeable:
+        # the highest rank present, then its cards in id order
+        rs = (placeable | (placeable >> 13) | (placeable >> 26) | (placeable >> 39)) & 0x1FFF
+        ri = 63 - _ctlz(rs)
+        rm = _RANK_BITS << ri
+        m = placeable & rm
+        placeable &= ~rm
+        while m:
+            c = lowest(m)
+            m &= m - 1
+            bit = np.int64(1) << c
+            if fit & bit:
+                pm = _piles_on(tp, FITS_UNDER[c] & tops)      # pile order
+                while pm and n < MAX_CHILDREN:
+                    out[o + n] = place_id(c, lowest(pm) // 6)
                     n += 1
-                if first_side >= 0 and (side_ok & bit) and n < MAX_CHILDREN:
-                    out[n] = place_id(c, first_side)
-                    n += 1
+                    pm &= pm - 1
+            if ri == KING - 1 and first_corner >= 0 and n < MAX_CHILDREN:
+                out[o + n] = place_id(c, first_corner)
+                n += 1
+            if first_side >= 0 and (side_ok & bit) and n < MAX_CHILDREN:
+                out[o + n] = place_id(c, first_side)
+                n += 1
     # pile moves: only while the hand holds a card for the freed side
     if h0 & side_ok:
         for s in range(N_SIDES):
             b = pile_get(bp, s)
             if b < 0:
                 continue
-            if FITS_UNDER[b] & tops:
-                for p in range(N_PILES):
-                    if p != s and pile_get(tp, p) >= 0 and (FITS_UNDER[b] >> pile_get(tp, p)) & 1 and n < MAX_CHILDREN:
-                        out[n] = move_id(s, p)
-                        n += 1
+            fu = FITS_UNDER[b] & tops
+            if fu:
+                pm = _piles_on(tp, fu) & ~(np.int64(1) << (6 * s + 5))
+                while pm and n < MAX_CHILDREN:
+                    out[o + n] = move_id(s, lowest(pm) // 6)
+                    n += 1
+                    pm &= pm - 1
             if RANK[b] == KING and first_corner >= 0 and n < MAX_CHILDREN:
-                out[n] = move_id(s, first_corner)
+                out[o + n] = move_id(s, first_corner)
                 n += 1
     return n
 

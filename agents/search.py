@@ -28,6 +28,12 @@ Pruning and de-duplication:
   are tried highest-ranked card first, so a capped search has already seen the
   greedy-like lines.
 
+Cost: each node's tops are scanned once (their mask and the empty piles) for both the
+evaluation and the children; a node whose penalty alone cannot enter the k best is not
+evaluated; everything lives in one int64 workspace (:func:`search`, :func:`new_workspace`)
+that a caller making many searches (the sampler) reuses, the table being cleared slot by
+slot after each search. These change no decision of the first version.
+
 The evaluation (lower is better), in :func:`evaluate`, with the weights ``w``
 (``DEFAULT_WEIGHTS`` = ``[W_PEN, W_OPEN, W_FREE, W_DEAD, W_MODE]`` = ``[10, 60, 5, 0, 2]``)::
 
@@ -61,10 +67,13 @@ from agents.position import (  # noqa: F401 - pile_set is re-exported for the te
     MAX_CHILDREN,
     apply_compact,
     children,
+    children_of,
+    fits_on_set,
     pack_piles,
     pile_get,
     pile_set,
     pos_hash,
+    scan_piles,
     unseen_mask,
 )
 from kc_sim.core.bits import lowest, popcount
@@ -75,7 +84,6 @@ from kc_sim.core.ids import (
     is_place,
 )
 from kc_sim.core.layout import (
-    FIRST_CORNER,
     HAND,
     HAND_N,
     IDLE,
@@ -189,6 +197,65 @@ def open_weight_scale(st, seat, unseen, mode):
     return np.int64(64 * held // u)
 
 
+#: words of a bit set over placement ids 0..415 (the sleep sets)
+_SW = 7
+_D = MAX_PLAN + 1
+# the search's workspace (one int64 array): the transposition table's keys (all zero
+# between searches), the slots filled (to clear them afterwards), 8 words per depth, the
+# children per depth, and the sleep and explored sets per depth
+_W_KEYS = 0
+_W_SLOTS = TABLE_SIZE
+_W_DEPTH = 2 * TABLE_SIZE
+_W_KIDS = _W_DEPTH + 8 * _D
+_W_SETS = _W_KIDS + _D * MAX_CHILDREN
+#: size of a search workspace (:func:`new_workspace`)
+WS_SIZE = _W_SETS + 2 * _SW * _D
+
+
+@nb.njit(cache=True)
+def new_workspace():
+    """A workspace for :func:`search`: reusable by any number of searches, one at a time
+    (each leaves its table keys zero again)."""
+    return np.zeros(WS_SIZE, np.int64)
+
+
+@nb.njit(cache=True, inline="always")
+def _score(h0, h1, bp, tops, empty, fit, unseen, table, side_ok, scoring, w, open_scale):
+    """:func:`evaluate` given the node's top mask, empty-pile mask and ``fits_on_set(tops)``."""
+    if scoring == 0:                          # kings10: kings 10, others 1
+        k = popcount(h0 & KINGS_MASK) + popcount(h1 & KINGS_MASK)
+        pen = 9 * k + popcount(h0) + popcount(h1)
+    else:
+        pen = penalty_of_masks(h0, h1, scoring)
+    if pen == 0 and h0 == 0:
+        return np.int64(0)
+    targets = fit
+    ec = (empty >> 4) != 0
+    if ec:
+        targets |= np.int64(KINGS_MASK)
+    free = popcount(empty & 0xF)
+    if free:
+        targets |= side_ok
+    for s in range(N_SIDES):
+        b = pile_get(bp, s)
+        if b >= 0:
+            free += popcount(FITS_UNDER[b] & tops)
+            if ec and RANK[b] == KING:
+                free += 1
+    opened = popcount(unseen & targets)
+    dead = 0
+    if w[W_DEAD] != 0:
+        rest = h0 & np.int64(NON_KINGS_MASK)
+        buried = table & ~tops
+        while rest:
+            c = lowest(rest)
+            rest &= rest - 1
+            par = FITS_UNDER[c]
+            if (par & buried) == par:
+                dead += 1
+    return 64 * (w[W_PEN] * pen + w[W_FREE] * free + w[W_DEAD] * dead) + w[W_OPEN] * opened * open_scale
+
+
 @nb.njit(cache=True)
 def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True, root_ok=True):
     """Search the seat's possible turns from the current position of ``st`` (own hand,
@@ -201,30 +268,40 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True,
 
     ``sleep``: use sleep sets (partial-order reduction): two placements on different
     non-empty piles of different cards commute, so after exploring one order the other is
-    not tried again below (it would only reach positions already explored)."""
-    D = MAX_PLAN + 1
-    SW = 7                  # words of a bit set over placement ids 0..415
-    # one scratch buffer: 8 per-depth words, the children per depth, the kept plans' hashes,
-    # then the sleep and explored sets per depth
-    buf = np.empty(D * (8 + MAX_CHILDREN + 2 * SW) + k_best, np.int64)
-    H0 = buf[0:D]
-    H1 = buf[D:2 * D]
-    NK = buf[2 * D:3 * D]
-    IK = buf[3 * D:4 * D]
-    path = buf[4 * D:5 * D]
-    HK = buf[5 * D:6 * D]
-    HT = buf[6 * D:7 * D]
-    HB = buf[7 * D:8 * D]
-    o = 8 * D
-    KIDS = buf[o:o + D * MAX_CHILDREN].reshape((D, MAX_CHILDREN))
-    o += D * MAX_CHILDREN
-    khash = buf[o:o + k_best]
-    o += k_best
-    SLEEP = buf[o:o + SW * D].reshape((D, SW))
-    EXPL = buf[o + SW * D:o + 2 * SW * D].reshape((D, SW))
-    keys = np.zeros(TABLE_SIZE, np.int64)
+    not tried again below (it would only reach positions already explored).
+
+    Allocates a fresh workspace; :func:`search` takes one to reuse."""
+    ws = np.empty(WS_SIZE, np.int64)
+    ws[:TABLE_SIZE] = 0
+    return search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, ws)
+
+
+@nb.njit(cache=True)
+def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, ws):
+    """:func:`turn_search` in the workspace ``ws`` (:func:`new_workspace`), which it leaves
+    ready for the next search.
+
+    Per node it scans the packed tops once (top mask, empty piles, the cards that fit) for
+    both the evaluation and the children, and it skips the evaluation of a node whose
+    penalty alone already scores no better than the worst plan kept (the other terms are
+    never negative with non-negative weights): the same plans as evaluating every node."""
+    D = _D
+    SW = _SW
+    # offsets into ws (indexing ws directly: views would cost a reference count each)
+    KEYS = _W_KEYS
+    FILLED = _W_SLOTS
+    H0 = _W_DEPTH
+    H1 = H0 + D
+    NK = H1 + D
+    IK = NK + D
+    PATH = IK + D
+    HT = PATH + D
+    HB = HT + D
+    KIDS = _W_KIDS
+    SLEEP = _W_SETS
+    EXPL = _W_SETS + SW * D
     for j in range(SW):
-        SLEEP[0, j] = 0
+        ws[SLEEP + j] = 0
     pile_bits = np.int64(0x0101010101010101)
 
     side_ok = np.int64(ALL_MASK) if st[RULES + R_KING_ON_EMPTY_SIDE] else np.int64(NON_KINGS_MASK)
@@ -232,16 +309,19 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True,
     must_kings = st[RULES + R_MUST_PLAY_KINGS] != 0
     unseen = unseen_mask(st, seat)
     open_scale = open_weight_scale(st, seat, unseen, w[W_MODE])
+    # with no negative term the penalty alone bounds the score from below
+    bound_ok = w[W_PEN] >= 0 and w[W_OPEN] >= 0 and w[W_FREE] >= 0 and w[W_DEAD] >= 0 and open_scale >= 0
+    pen_w = 64 * w[W_PEN]
     table = np.int64(0)
     for p in range(N_PILES):
         table |= st[PILE_MASK + p]
-    HT[0] = pack_piles(st, PILE_TOP)
-    HB[0] = pack_piles(st, PILE_BASE)
-    H0[0] = st[HAND + 2 * seat]
-    H1[0] = st[HAND + 2 * seat + 1]
-    HK[0] = pos_hash(H0[0], H1[0], HT[0], HB[0])
+    ws[HT + 0] = pack_piles(st, PILE_TOP)
+    ws[HB + 0] = pack_piles(st, PILE_BASE)
+    ws[H0 + 0] = st[HAND + 2 * seat]
+    ws[H1 + 0] = st[HAND + 2 * seat + 1]
 
     n_kept = 0
+    n_filled = 0
     capped = 0
     nodes = 0
     d = 0
@@ -250,15 +330,25 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True,
         if fresh:
             fresh = False
             nodes += 1
+            h0 = ws[H0 + d]
+            h1 = ws[H1 + d]
+            tp = ws[HT + d]
+            tops, empty = scan_piles(tp)
+            fit = fits_on_set(tops)
             # score this node as an end of turn
             stop_ok = root_ok or d > 0
-            if must_kings and (H0[d] & KINGS_MASK):
-                for p in range(FIRST_CORNER, N_PILES):
-                    if pile_get(HT[d], p) < 0:
-                        stop_ok = False
+            if must_kings and (h0 & KINGS_MASK) and (empty >> 4) != 0:
+                stop_ok = False
+            if stop_ok and n_kept == k_best and bound_ok:
+                if scoring == 0:
+                    k = popcount(h0 & KINGS_MASK) + popcount(h1 & KINGS_MASK)
+                    lb = pen_w * (9 * k + popcount(h0) + popcount(h1))
+                else:
+                    lb = pen_w * penalty_of_masks(h0, h1, scoring)
+                if lb >= scores[n_kept - 1]:
+                    stop_ok = False      # cannot enter the k best
             if stop_ok:
-                sc = evaluate(H0[d], H1[d], HT[d], HB[d], unseen, table, side_ok, scoring, w, open_scale)
-                hk = HK[d]
+                sc = _score(h0, h1, ws[HB + d], tops, empty, fit, unseen, table, side_ok, scoring, w, open_scale)
                 # insert into the k best (distinct positions), keeping order
                 if n_kept < k_best or sc < scores[n_kept - 1]:
                     i = n_kept if n_kept < k_best else k_best - 1
@@ -266,76 +356,78 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True,
                         if i < k_best:
                             scores[i] = scores[i - 1]
                             lens[i] = lens[i - 1]
-                            khash[i] = khash[i - 1]
                             for j in range(lens[i - 1]):
                                 plans[i, j] = plans[i - 1, j]
                         i -= 1
                     scores[i] = sc
                     lens[i] = d
-                    khash[i] = hk
                     for j in range(d):
-                        plans[i, j] = path[j]
+                        plans[i, j] = ws[PATH + j]
                     if n_kept < k_best:
                         n_kept += 1
-            if H0[d] == 0 and H1[d] == 0:
-                NK[d] = 0              # out: nothing more to do
+            if h0 == 0 and h1 == 0:
+                ws[NK + d] = 0              # out: nothing more to do
             elif d >= MAX_PLAN:
-                NK[d] = 0
+                ws[NK + d] = 0
                 capped = 1
             elif nodes >= max_nodes:
-                NK[d] = 0
+                ws[NK + d] = 0
             else:
-                NK[d] = children(H0[d], HT[d], HB[d], side_ok, KIDS[d])
-            IK[d] = 0
+                ws[NK + d] = children_of(h0, tp, ws[HB + d], tops, empty, fit, side_ok, ws, KIDS + d * MAX_CHILDREN)
+            ws[IK + d] = 0
             for j in range(SW):
-                EXPL[d, j] = 0
-        if IK[d] >= NK[d]:
+                ws[EXPL + d * SW + j] = 0
+        if ws[IK + d] >= ws[NK + d]:
             d -= 1
             continue
-        a = KIDS[d, IK[d]]
-        IK[d] += 1
+        a = ws[KIDS + d * MAX_CHILDREN + ws[IK + d]]
+        ws[IK + d] += 1
         e = d + 1
-        indep = sleep and is_place(a) and pile_get(HT[d], id_pile(a)) >= 0
+        tpd = ws[HT + d]
+        indep = sleep and is_place(a) and pile_get(tpd, id_pile(a)) >= 0
         if indep:
             # the sets are bit sets over placement ids: word a >> 6 holds the 8 cards
             # id_card(a) >> 3 .. +7, each a byte of its 8 piles
             wd = a >> 6
             bt = np.int64(1) << (a & 63)
-            if SLEEP[d, wd] & bt:
+            if ws[SLEEP + d * SW + wd] & bt:
                 continue
             pm = ~(pile_bits << id_pile(a))
             cw = id_card(a) >> 3
             cm = ~(np.int64(0xFF) << ((id_card(a) & 7) * 8))
             for j in range(SW):
-                x = (SLEEP[d, j] | EXPL[d, j]) & pm
+                x = (ws[SLEEP + d * SW + j] | ws[EXPL + d * SW + j]) & pm
                 if j == cw:
                     x &= cm
-                SLEEP[e, j] = x
-            EXPL[d, wd] |= bt
+                ws[SLEEP + e * SW + j] = x
+            ws[EXPL + d * SW + wd] |= bt
         else:
             for j in range(SW):
-                SLEEP[e, j] = 0
-        h0, h1, tp, bp = apply_compact(H0[d], H1[d], HT[d], HB[d], a)
-        H0[e] = h0
-        H1[e] = h1
-        HT[e] = tp
-        HB[e] = bp
+                ws[SLEEP + e * SW + j] = 0
+        h0, h1, tp, bp = apply_compact(ws[H0 + d], ws[H1 + d], tpd, ws[HB + d], a)
         hk = pos_hash(h0, h1, tp, bp)
         slot = hk & (TABLE_SIZE - 1)
         seen = False
-        while keys[slot] != 0:
-            if keys[slot] == hk:
+        while ws[KEYS + slot] != 0:
+            if ws[KEYS + slot] == hk:
                 seen = True
                 break
             slot = (slot + 1) & (TABLE_SIZE - 1)
         if seen:
             continue
         if nodes < TABLE_SIZE - 64:
-            keys[slot] = hk
-        path[d] = a
-        HK[e] = hk
+            ws[KEYS + slot] = hk
+            ws[FILLED + n_filled] = slot
+            n_filled += 1
+        ws[H0 + e] = h0
+        ws[H1 + e] = h1
+        ws[HT + e] = tp
+        ws[HB + e] = bp
+        ws[PATH + d] = a
         d = e
         fresh = True
+    for i in range(n_filled):
+        ws[KEYS + ws[FILLED + i]] = 0
     return n_kept, capped
 
 

@@ -26,10 +26,10 @@ from kc_sim.play.runner import play_rounds
 #: targets: rounds/s per core in 4-player classic self-play (the baselines' by default)
 COMPILED_TARGET = 200_000
 PYTHON_TARGET = 30_000
-TARGETS = {"planner": 10_000, "sampler": 0}
+TARGETS = {"planner": 10_000, "sampler": 1_000}
 #: the strong agents' targets in 2-player self-play (issue 13), and the rounds each is timed on
 STRONG_2P = {"planner": (15_000, 20_000), "sampler": (1_000, 1_000)}
-#: agents timed by default: the baselines and the planner (the sampler, at a few hundred
+#: agents timed by default: the baselines and the planner (the sampler, at about a thousand
 #: rounds/s, only when named)
 DEFAULT_AGENTS = (*BASELINES, "planner")
 

@@ -133,3 +133,54 @@ def test_beats_greedy_on_duplicate_deals():
     wins = (r1[:, loop.C_WINNER] == 0).sum() + (r2[:, loop.C_WINNER] == 1).sum()
     assert wins / 3000 > 0.6
     assert load_agent("planner").policy is planner_policy
+
+
+def test_bit_parallel_helpers_match_the_tables():
+    """``fits_on_set`` is the union of ``FITS_ON`` over a set of tops, and ``piles_topped_by``
+    finds exactly the piles whose top is a card (two decks: two piles may share one)."""
+    from agents.position import fits_on_set, piles_topped_by
+    from kc_sim.game.cards import FITS_ON
+    rng = np.random.default_rng(3)
+    for _ in range(2000):
+        tops = [int(c) for c in rng.choice(52, size=int(rng.integers(0, 9)), replace=False)]
+        mask = 0
+        expect = 0
+        for t in tops:
+            mask |= 1 << t
+            expect |= int(FITS_ON[t])
+        assert int(fits_on_set(np.int64(mask))) == expect
+        piles = [int(c) if rng.random() < 0.8 else -1 for c in rng.integers(0, 52, size=8)]
+        piles[int(rng.integers(8))] = piles[int(rng.integers(8))]      # a repeated top now and then
+        x = np.int64(0)
+        for p, c in enumerate(piles):
+            x = pile_set(x, p, c)
+        for t in set(c for c in piles if c >= 0) | {0, 51}:
+            got = int(piles_topped_by(x, t))
+            assert got == sum(1 << (6 * p + 5) for p, c in enumerate(piles) if c == t)
+
+
+def test_search_in_a_reused_workspace_is_turn_search():
+    """One workspace reused by many searches (as the sampler's rollouts do) gives the same
+    plans and scores as a fresh one each time, and is left with an empty table."""
+    from agents.search import TABLE_SIZE, new_workspace, search
+    codes = parse_rules("classic").codes()
+    ws = new_workspace()
+    p1, l1, s1 = np.zeros((4, MAX_PLAN + 1), np.int64), np.zeros(4, np.int64), np.zeros(4, np.int64)
+    p2, l2, s2 = np.zeros((4, MAX_PLAN + 1), np.int64), np.zeros(4, np.int64), np.zeros(4, np.int64)
+    checked = 0
+    for seed in range(12):
+        st = np.zeros(L.STATE_SIZE, np.int64)
+        deal(st, seed, 3, 0, codes)
+        mem = np.zeros(MEM_SIZE, np.int64)
+        mem[0] = seed
+        while not st[L.DONE]:
+            if st[L.TURN_ACTIONS] == 0:
+                for cap, k in ((500, 4), (40, 1)):
+                    n1, c1 = turn_search(st, int(st[L.SEAT]), DEFAULT_WEIGHTS, cap, k, p1, l1, s1)
+                    n2, c2 = search(st, int(st[L.SEAT]), DEFAULT_WEIGHTS, cap, k, p2, l2, s2, True, True, ws)
+                    assert (n1, c1) == (n2, c2) and (s1[:n1] == s2[:n2]).all() and (l1[:n1] == l2[:n2]).all()
+                    assert all((p1[i, :l1[i]] == p2[i, :l2[i]]).all() for i in range(n1))
+                    assert not ws[:TABLE_SIZE].any()
+                checked += 1
+            apply(st, random_policy(st, int(st[L.SEAT]), mem))
+    assert checked > 100

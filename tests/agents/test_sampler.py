@@ -116,3 +116,19 @@ def test_budget_zero_plays_the_planners_line():
     a = sampler_act(st, int(st[L.SEAT]), mem, 0)
     b = load_agent("planner").policy(st, int(st[L.SEAT]), mem2)
     assert a == b
+
+
+def test_a_line_that_goes_out_is_played_at_once():
+    """When the planner's best line goes out the sampler plays it without sampling a world
+    (its generator is not drawn from)."""
+    from tests.helpers.positions import position
+    g = position(["4S", "3H"], [["8C", "7H"], ["9D"], ["JC"], ["2H"]])
+    mem = np.zeros(MEM_SIZE, np.int64)
+    mem[0] = 12345
+    a = sampler_act(g.state, g.seat, mem, DEFAULT_BUDGET)
+    assert mem[0] == 12345
+    plan = [int(x) for x in mem[8:8 + mem[3]]]
+    assert plan[0] == a
+    for x in plan:
+        g.play(x)
+    assert g.over and g.winner == 1
