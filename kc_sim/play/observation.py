@@ -1,11 +1,17 @@
 """What a seat may see: :class:`SeatView`, a fast, lazily decoded observation, given to
 Python agents and returned by ``Game.observe()``.
 
-The runner asks the compiled core to copy the visible part of a round (the acting
-seat's own hand, every pile, the stock size, hand sizes, the turn so far and the
-legal action ids) into a small int64 buffer; :class:`SeatView` keeps that copy as a
-plain list and decodes a field only when the agent reads it. It holds nothing else:
-no other hand, no stock order.
+The compiled core copies the visible part of a round (the acting seat's own hand, every
+pile, the stock size, hand sizes, the turn so far and the legal action ids) into a small
+int64 buffer (:func:`fill_view`); :class:`SeatView` keeps that buffer and decodes a field
+only when the agent reads it. It holds nothing else: no other hand, no stock order.
+
+The buffer is an ``array.array`` of int64 (reading it gives Python ints; ``struct``
+turns a run of it into a tuple in one call): the view's own (``from_state``), or, in the
+Python round loop, its agent's buffer, which the loop refills at that agent's next
+decision; a view the agent keeps past ``act`` is first given its own copy
+(:func:`freeze`), so a view always shows the decision it was made for. The compiled
+side writes the own cards as sorted ids, so ``hand`` is one read too.
 
 Fields: ``seat``, ``players``, ``rules``, ``hand``, ``piles``, ``stock_size``,
 ``hand_sizes``, ``turn_actions``, ``drew``, ``legal``, ``legal_text``, ``scores``, plus
@@ -13,6 +19,9 @@ cheap mask forms for array code (``hand_mask``, ``pile_masks``, ``tops``, ``base
 """
 
 from __future__ import annotations
+
+import array
+import struct
 
 import numba as nb
 import numpy as np
@@ -30,7 +39,9 @@ V_HAND_N = 8            # + seat: hand sizes (MAX_SEATS)
 V_PILE_MASK = V_HAND_N + L.MAX_SEATS   # + p
 V_PILE_BASE = V_PILE_MASK + L.N_PILES  # + p
 V_PILE_TOP = V_PILE_BASE + L.N_PILES   # + p
-V_LEGAL = V_PILE_TOP + L.N_PILES       # legal action ids, ascending
+V_NHAND = V_PILE_TOP + L.N_PILES       # number of own cards (a card held twice counts twice)
+V_HAND_IDS = V_NHAND + 1               # own card ids, ascending (MAX_STOCK places: any hand fits)
+V_LEGAL = V_HAND_IDS + L.MAX_STOCK     # legal action ids, ascending
 VIEW_SIZE = V_LEGAL + L.N_ACTIONS
 
 
@@ -40,7 +51,10 @@ def fill_view(st, vis):
 
     The legal ids are those of ``legal_mask``, ascending (tests/core/test_enumerator.py):
     the placements card by card from the 8 ``place_mask``s (held in a tuple, no array),
-    then the bits of ``move_mask``, then stop."""
+    then the bits of ``move_mask``, then stop. Own card ids and legal ids left from a
+    longer list at the buffer's last use are zeroed, so it holds this view and nothing else."""
+    old_hand = min(max(vis[V_NHAND], 0), L.MAX_STOCK)
+    old = min(max(vis[V_NLEGAL], 0), L.N_ACTIONS)
     seat = st[L.SEAT]
     players = st[L.PLAYERS]
     vis[V_SEAT] = seat
@@ -49,8 +63,22 @@ def fill_view(st, vis):
     vis[V_TURN_ACTIONS] = st[L.TURN_ACTIONS]
     vis[V_DREW] = st[L.DREW]
     hand = st[L.HAND + 2 * seat]
+    hand2 = st[L.HAND + 2 * seat + 1]
     vis[V_HAND] = hand
-    vis[V_HAND2] = st[L.HAND + 2 * seat + 1]
+    vis[V_HAND2] = hand2
+    h = V_HAND_IDS
+    m = hand
+    while m:
+        c = lowest(m)
+        m &= m - 1
+        vis[h] = c
+        h += 1
+        if (hand2 >> c) & 1:
+            vis[h] = c
+            h += 1
+    vis[V_NHAND] = h - V_HAND_IDS
+    for i in range(h, V_HAND_IDS + old_hand):
+        vis[i] = 0
     for s in range(L.MAX_SEATS):
         vis[V_HAND_N + s] = st[L.HAND_N + s] if s < players else 0
     for p in range(L.N_PILES):
@@ -79,13 +107,28 @@ def fill_view(st, vis):
             vis[n] = L.STOP
             n += 1
     vis[V_NLEGAL] = n - V_LEGAL
+    for i in range(n, V_LEGAL + old):
+        vis[i] = 0
     return n - V_LEGAL
 
 
-# --- decoding masks in Python ---------------------------------------------------------------
+# --- decoding in Python ------------------------------------------------------------------
 _SUIT_CARDS: list = []      # [suit][13-bit mask] -> card ids, built on first use
 _NEG_RANK = [-int(RANK[c]) for c in range(N_CARDS)]
 ACTION_TEXT = tuple(action_text(a) for a in range(L.N_ACTIONS))
+#: ``_UNPACK[n](buf, offset)``: n int64 of a buffer (offset in bytes) read straight into a tuple
+_UNPACK: list = []
+#: piles by card mask, base first: the same few thousand runs recur (cleared past _PILES_CAP)
+_PILES: dict = {0: ()}
+_PILES_CAP = 1 << 16
+
+
+def unpackers() -> list:
+    """``_UNPACK``, built on first use (struct's C reader is the fastest way from an int64
+    buffer to a tuple of Python ints: one call, no intermediate list)."""
+    if not _UNPACK:
+        _UNPACK[:] = [struct.Struct(f"{n}q").unpack_from for n in range(VIEW_SIZE + 1)]
+    return _UNPACK
 
 
 def _suit_cards() -> list:
@@ -98,6 +141,18 @@ def mask_cards(m: int) -> tuple[int, ...]:
     """The card ids of a 52-bit mask, ascending (table lookups, no 52-step loop)."""
     t = _SUIT_CARDS or _suit_cards()
     return t[0][m & 8191] + t[1][(m >> 13) & 8191] + t[2][(m >> 26) & 8191] + t[3][(m >> 39) & 8191]
+
+
+def pile_cards(m: int) -> tuple[int, ...]:
+    """The cards of a pile's mask, base first (ranks descend from the base); remembered."""
+    pile = _PILES.get(m)
+    if pile is None:
+        pile = tuple(sorted(mask_cards(m), key=_NEG_RANK.__getitem__))
+        if len(_PILES) >= _PILES_CAP:
+            _PILES.clear()
+            _PILES[0] = ()
+        _PILES[m] = pile
+    return pile
 
 
 class _lazy:
@@ -116,23 +171,41 @@ class _lazy:
         return value
 
 
+def view_buffer() -> array.array:
+    """An empty view buffer: VIEW_SIZE int64 in an ``array.array``, so reading it gives
+    Python ints (``np.frombuffer(buf, np.int64)`` is the same memory, for compiled code)."""
+    return array.array("q", bytes(8 * VIEW_SIZE))
+
+
+def freeze(view: SeatView) -> None:
+    """Give ``view`` its own copy of its buffer (exactly the view's fields and legal ids),
+    so it outlives the buffer's next fill."""
+    v = view._v
+    view._v = v[:V_LEGAL + v[V_NLEGAL]]
+
+
 class SeatView:
     """What the seat to act may see, decoded lazily. Seats are round seats (0 .. players-1,
     play clockwise by increasing seat); cards are ids (``kc_sim.game.cards``), actions are ids
     (``kc_sim.game.actions``)."""
 
-    def __init__(self, v: list, rules, scores: tuple = ()):
+    def __init__(self, v, rules, scores: tuple = (), legal: tuple | None = None):
+        """``v``: the view buffer (an ``array.array`` of int64 in :func:`fill_view`'s layout,
+        at least ``V_LEGAL + n`` long); ``legal``: its legal ids as a tuple, if at hand."""
         self._v = v
         self.rules = rules
         #: penalty totals so far in the match, by round seat (zeros outside a match)
         self.scores = scores
+        #: the legal action ids, ascending (placements, pile moves, then stop if allowed); a
+        #: plain attribute (no descriptor of that name on the class), the field read most
+        self.legal = legal if legal is not None else (_UNPACK or unpackers())[v[V_NLEGAL]](v, 8 * V_LEGAL)
 
     @classmethod
     def from_state(cls, st, rules, scores=()) -> "SeatView":
         """The view of the seat to act in a core state (e.g. ``Game.state``)."""
-        vis = np.zeros(VIEW_SIZE, dtype=np.int64)
-        n = fill_view(st, vis)
-        return cls(vis[:V_LEGAL + n].tolist(), rules, tuple(scores))
+        buf = view_buffer()
+        n = fill_view(st, np.frombuffer(buf, dtype=np.int64))
+        return cls(buf[:V_LEGAL + n], rules, tuple(scores))
 
     @classmethod
     def from_game(cls, game, scores=()) -> "SeatView":
@@ -177,50 +250,43 @@ class SeatView:
 
     # decoded fields
     @_lazy
-    def legal(self) -> tuple[int, ...]:
-        """The legal action ids, ascending (placements, pile moves, then stop if allowed)."""
-        return tuple(self._v[V_LEGAL:])
-
-    @_lazy
     def legal_text(self) -> tuple[str, ...]:
         """The legal actions as text (``7H>E``, ``N>E``, ``stop``), in the order of ``legal``."""
-        return tuple([ACTION_TEXT[a] for a in self._v[V_LEGAL:]])
+        return tuple([ACTION_TEXT[a] for a in self.legal])
 
     @_lazy
     def hand(self) -> tuple[int, ...]:
         """Own cards, sorted ids (a card held twice is listed twice)."""
         v = self._v
-        h = mask_cards(v[V_HAND])
-        if v[V_HAND2]:
-            h = tuple(sorted(h + mask_cards(v[V_HAND2])))
-        return h
+        return (_UNPACK or unpackers())[v[V_NHAND]](v, 8 * V_HAND_IDS)
 
     @_lazy
     def hand_sizes(self) -> tuple[int, ...]:
         """Number of cards in every hand, by seat."""
-        return tuple(self._v[V_HAND_N:V_HAND_N + self._v[V_PLAYERS]])
+        v = self._v
+        return (_UNPACK or unpackers())[v[V_PLAYERS]](v, 8 * V_HAND_N)
 
     @_lazy
     def pile_masks(self) -> tuple[int, ...]:
         """The 8 piles as card masks (N E S W NE SE SW NW)."""
-        return tuple(self._v[V_PILE_MASK:V_PILE_MASK + L.N_PILES])
+        return (_UNPACK or unpackers())[L.N_PILES](self._v, 8 * V_PILE_MASK)
 
     @_lazy
     def tops(self) -> tuple[int, ...]:
         """Top card of each pile, -1 for an empty pile."""
-        return tuple(self._v[V_PILE_TOP:V_PILE_TOP + L.N_PILES])
+        return (_UNPACK or unpackers())[L.N_PILES](self._v, 8 * V_PILE_TOP)
 
     @_lazy
     def bases(self) -> tuple[int, ...]:
         """Base card of each pile, -1 for an empty pile."""
-        return tuple(self._v[V_PILE_BASE:V_PILE_BASE + L.N_PILES])
+        return (_UNPACK or unpackers())[L.N_PILES](self._v, 8 * V_PILE_BASE)
 
     @_lazy
     def piles(self) -> tuple[tuple[int, ...], ...]:
         """The 8 piles' cards, base first (ranks descend from the base)."""
-        neg = _NEG_RANK.__getitem__
-        return tuple(tuple(sorted(mask_cards(m), key=neg)) if m else ()
-                     for m in self._v[V_PILE_MASK:V_PILE_MASK + L.N_PILES])
+        get = _PILES.get
+        masks = (_UNPACK or unpackers())[L.N_PILES](self._v, 8 * V_PILE_MASK)
+        return tuple([p if (p := get(m)) is not None else pile_cards(m) for m in masks])
 
     def __repr__(self) -> str:
         piles = " ".join(f"{PILES[p]}:{''.join(card_text(c) for c in pile)}" for p, pile in enumerate(self.piles) if pile)

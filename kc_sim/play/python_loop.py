@@ -1,15 +1,36 @@
 """The Python round loop: rounds between any mix of agents (Python agents, compiled
 policies), played from Python through the seat driver (:class:`kc_sim.play.seat.SeatedAgents`).
 
-It makes one compiled call per decision (:func:`advance`): that call checks and applies the
+It makes one compiled call per decision (:func:`step`): that call checks and applies the
 last action, logging it as the compiled loop does (so a faulty round's game record is at
 hand), and, for a seat played by a Python agent, copies the visible part of the round into
-a small buffer that :class:`kc_sim.play.observation.SeatView` decodes lazily. Compiled seats
-are called from Python with their own memory row, exactly as the compiled loop calls them,
-so both loops play the same rounds for the same seeds.
+that agent's view buffer, which :class:`kc_sim.play.observation.SeatView` decodes lazily.
+Compiled seats are called from Python with their own memory row, exactly as the compiled
+loop calls them, so both loops play the same rounds for the same seeds.
+
+Per decision the loop does as little Python work as it can, since that, not the game,
+is what a Python agent's rounds cost:
+
+* :func:`begin` and :func:`step` take integers only, the address of the loop's memory
+  block (state, log, the view buffers' addresses) and the action, and are called through
+  their compiled entry points (:func:`entry_points`): an array argument costs a type
+  check and an unboxing per call, the dispatcher's type resolution as much again
+  (:func:`kc_sim.core.views.array_at`). They return one integer: the seat to decide and
+  its number of legal actions, or OVER / ILLEGAL / NOT_ACTION.
+* A view is built over its agent's own buffer (one per match seat, an ``array.array``,
+  so reading it gives Python ints and no other seat's data is ever in it), with
+  ``legal`` read by one ``struct`` call. The buffer is refilled at that agent's next
+  decision, so a view the agent keeps past ``act`` (seen from its reference count) is
+  first given its own copy (:func:`kc_sim.play.observation.freeze`): the view stays
+  valid, as promised.
+* Faults are found where they were: an exception from ``act``, a value that is no
+  action (non-ints through ``SeatedAgents.checked``; ints out of range by :func:`step`),
+  an illegal action, and one decision past ``MAX_DECISIONS``.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numba as nb
 import numpy as np
@@ -17,49 +38,94 @@ import numpy as np
 from kc_sim.core import layout, loop
 from kc_sim.core.legal import is_legal
 from kc_sim.core.step import deal
+from kc_sim.core.views import array_at
 from kc_sim.game.actions import action_text
 from kc_sim.game.rules import RuleSet
+from kc_sim.game.variants import N_RULE_CODES
 from kc_sim.play.faults import agent_fault, hook_fault
 from kc_sim.play.game import Game
-from kc_sim.play.observation import V_LEGAL, VIEW_SIZE, SeatView, fill_view
+from kc_sim.play.observation import (
+    V_LEGAL,
+    VIEW_SIZE,
+    SeatView,
+    fill_view,
+    freeze,
+    unpackers,
+    view_buffer,
+)
 from kc_sim.play.seat import SeatedAgents, SeatFault
 from kc_sim.records.format import make_record, turns_from_log
 
-__all__ = ["PythonLoop", "advance", "NEXT", "OVER", "ILLEGAL"]
+__all__ = ["PythonLoop", "begin", "step", "OVER", "ILLEGAL", "NOT_ACTION"]
 
 LOG_SIZE = 3 * loop.MAX_DECISIONS + 8
 
-#: what :func:`advance` reports: a seat is to decide, the round is over, the action was illegal
-NEXT, OVER, ILLEGAL = 0, 1, 2
+# --- the loop's memory block (int64): state | log | view-buffer addresses by round seat |
+# mask of the Python seats | rule codes
+B_LOG = layout.STATE_SIZE
+B_TABLE = B_LOG + LOG_SIZE
+B_PYMASK = B_TABLE + layout.MAX_SEATS
+B_CODES = B_PYMASK + 1
+BLOCK_SIZE = B_CODES + N_RULE_CODES
+
+#: what :func:`step` returns instead of a seat: the round is over, the action was illegal,
+#: the agent's integer is no action id
+OVER, ILLEGAL, NOT_ACTION = -1, -2, -3
+_LEGAL_OFFSET = 8 * V_LEGAL   # where the legal ids start in a view buffer, in bytes
+@nb.njit(cache=True, inline="always")
+def _next(st, addr):
+    """OVER once the round is over, else the seat to decide; for a seat in the block's
+    Python-seat mask its view is written into its buffer and its number of legal actions
+    added as ``n << 3``."""
+    if st[layout.DONE]:
+        return OVER
+    seat = st[layout.SEAT]
+    seats = array_at(addr + 8 * B_TABLE, layout.MAX_SEATS + 1)
+    if (seats[layout.MAX_SEATS] >> seat) & 1 == 0:
+        return seat
+    return seat | (fill_view(st, array_at(seats[seat], VIEW_SIZE)) << 3)
 
 
 @nb.njit(cache=True)
-def begin(st, seed, players, dealer, rules, log):
-    """Deal a round and open the event log (``log[0]`` holds its length)."""
-    deal(st, seed, players, dealer, rules)
+def begin(addr, seed, players, dealer):
+    """Deal a round into the block at ``addr`` and open its event log (``log[0]`` holds its
+    length). Returns what :func:`step` does: the first seat to decide, and its view."""
+    st = array_at(addr, layout.STATE_SIZE)
+    log = array_at(addr + 8 * B_LOG, LOG_SIZE)
+    deal(st, seed, players, dealer, array_at(addr + 8 * B_CODES, N_RULE_CODES))
     log[0] = 2
     log[1] = loop.LOG_TURN + st[layout.SEAT]
+    return _next(st, addr)
 
 
 @nb.njit(cache=True)
-def advance(st, a, pymask, vis, log):
-    """Apply action ``a`` of the seat to act (none when a < 0), logging it like the compiled
-    loop does. Returns (status, seat, n_legal): ILLEGAL if ``a`` is illegal (nothing
-    applied), OVER once the round is over, else NEXT with the seat to decide; for a seat in
-    the bit mask ``pymask`` its visible state and its n_legal legal actions are copied into ``vis``."""
-    n = log[0]
-    if a >= 0:
-        if not is_legal(st, a):
-            return ILLEGAL, st[layout.SEAT], 0
-        n = loop.play_action(st, a, log, n)
-    log[0] = n
-    if st[layout.DONE]:
-        return OVER, -1, 0
-    seat = st[layout.SEAT]
-    k = 0
-    if (pymask >> seat) & 1:
-        k = fill_view(st, vis)
-    return NEXT, seat, k
+def step(addr, a):
+    """Apply action ``a`` of the seat to act in the block at ``addr``, logging it like the
+    compiled loop does. Returns NOT_ACTION if ``a`` is no action id and ILLEGAL if it is
+    illegal (nothing applied either way), OVER once the round is over, else the seat to
+    decide (plus, for a Python seat, its number of legal actions as ``n << 3``, its view
+    written into its buffer)."""
+    if a < 0 or a >= layout.N_ACTIONS:
+        return NOT_ACTION
+    st = array_at(addr, layout.STATE_SIZE)
+    if not is_legal(st, a):
+        return ILLEGAL
+    log = array_at(addr + 8 * B_LOG, LOG_SIZE)
+    log[0] = loop.play_action(st, a, log, log[0])
+    return _next(st, addr)
+
+
+_ENTRY: dict = {}
+
+
+def entry_points() -> tuple:
+    """``(begin, step)`` as their compiled entry points, compiled (or loaded from the cache)
+    on first use. Called directly they skip the dispatcher's type resolution, half the
+    cost of a call that takes integers only."""
+    if not _ENTRY:
+        _ENTRY["begin"] = begin.compile("int64(int64, int64, int64, int64)")
+        _ENTRY["step"] = step.compile("int64(int64, int64)")
+    return _ENTRY["begin"], _ENTRY["step"]
 
 
 @nb.njit(cache=True)
@@ -72,16 +138,39 @@ def write_row(st, seed, seat_map, out, row, match, match_round):
 
 class PythonLoop:
     """The Python round loop of one run: the agents by match seat (AgentSpecs, seated with
-    :class:`~kc_sim.play.seat.SeatedAgents`), the round state, the view buffer and the event log."""
+    :class:`~kc_sim.play.seat.SeatedAgents`), the round state and event log (``st`` and
+    ``log``, views of one memory block) and one view buffer per match seat."""
 
     def __init__(self, specs, rules: RuleSet, fault_dir=None):
         self.agents = SeatedAgents(specs, rules)
         self.rules = rules
-        self.codes = rules.codes()
         self.fault_dir = fault_dir
-        self.st = np.zeros(layout.STATE_SIZE, dtype=np.int64)
-        self.vis = np.zeros(VIEW_SIZE, dtype=np.int64)
-        self.log = np.zeros(LOG_SIZE, dtype=np.int64)
+        self.block = np.zeros(BLOCK_SIZE, dtype=np.int64)
+        self.block[B_CODES:B_CODES + N_RULE_CODES] = rules.codes()
+        self.addr = self.block.ctypes.data
+        self.st = self.block[:layout.STATE_SIZE]
+        self.log = self.block[B_LOG:B_LOG + LOG_SIZE]
+        self.view_bufs = [view_buffer() for _ in self.agents.specs]
+        # numpy views of the buffers: their addresses, and their exports keep the buffers from
+        # being resized (an agent's obs._v.append raises BufferError) under the compiled code
+        self._view_arrays = [np.frombuffer(b, dtype=np.int64) for b in self.view_bufs]
+        self.view_addrs = [v.ctypes.data for v in self._view_arrays]
+        self._begin, self._step = entry_points()
+        self._seated: list | None = None     # the seat map the block's view table is set for
+        self._bufs: list = []                # view buffers by round seat (None: not a Python seat)
+
+    def _seat(self, seat_map: list) -> None:
+        """Point the block's view table at the view buffers of the Python agents' match
+        seats, by round seat, and set its mask of Python seats."""
+        block, pymask, insts = self.block, 0, self.agents.instances
+        self._bufs = [None] * len(seat_map)
+        for s, m in enumerate(seat_map):
+            if insts[m] is not None:
+                pymask |= 1 << s
+                self._bufs[s] = self.view_bufs[m]
+                block[B_TABLE + s] = self.view_addrs[m]
+        block[B_PYMASK] = pymask
+        self._seated = seat_map
 
     def new_match(self) -> None:
         """Start a match (the agents' ``new_match`` hooks); a raising hook is an AgentFault."""
@@ -94,32 +183,50 @@ class PythonLoop:
         """Play one round (round seat s is match seat ``seat_map[s]``, ``scores`` the match
         totals by round seat). A fault raises SeatFault, the state and log left as they
         were at the fault."""
-        st, vis, log, rules, agents = self.st, self.vis, self.log, self.rules, self.agents
-        begin(st, seed, k, dealer, self.codes, log)
+        addr, rules, agents, step_at, st = self.addr, self.rules, self.agents, self._step, self.st
+        seated = list(seat_map)
+        if seated != self._seated:
+            self._seat(seated)
+        r = self._begin(addr, seed, k, dealer)
         agents.new_round(seed, seat_map)
-        pymask = 0
-        for s, act in enumerate(agents.round_acts):
-            if act is not None:
-                pymask |= 1 << s
-        decide = agents.decide
-        view = SeatView
-        n_legal = 0
-
-        def observe():
-            return view(vis[:V_LEGAL + n_legal].tolist(), rules, scores)
-
-        a = -1
-        decisions = 0
-        limit = loop.MAX_DECISIONS
-        while True:
-            status, s, n_legal = advance(st, a, pymask, vis, log)
-            if status != NEXT:
+        acts = agents.round_acts
+        bufs = self._bufs
+        unpack, view, refs = unpackers(), SeatView, sys.getrefcount
+        a = s = -1
+        for _ in range(loop.MAX_DECISIONS):
+            if r < 0:
                 break
-            a = decide(s, st, observe)
-            decisions += 1
-            if decisions > limit:
+            s = r & 7
+            act = acts[s]
+            if act is None:                                  # a compiled policy
+                a = agents.decide(s, st, None)
+            else:
+                v = bufs[s]
+                obs = view(v, rules, scores, unpack[r >> 3](v, _LEGAL_OFFSET))
+                try:
+                    a = act(obs)
+                except Exception as e:
+                    freeze(obs)
+                    raise agents.raised(s, e) from e
+                if refs(obs) > 2:                            # kept by the agent: give it its own copy
+                    freeze(obs)
+                if type(a) is not int:
+                    a = agents.checked(s, a)
+            try:
+                r = step_at(addr, a)
+            except OverflowError:                            # an int beyond int64: no action
+                agents.checked(s, a)
+                raise
+        else:
+            if r >= 0:
+                # one decision too many: the agent still decides (its faults come first), then the round stops
+                s = r & 7
+                agents.decide(s, st, lambda: SeatView.from_state(st, rules, scores))
+                limit = loop.MAX_DECISIONS
                 raise SeatFault(agents.name(s), s, "too long", f"is in a round that passed {limit} decisions")
-        if status == ILLEGAL:
+        if r == NOT_ACTION:
+            agents.checked(s, a)                             # raises: the int is out of range
+        if r == ILLEGAL:
             vis2 = np.zeros(VIEW_SIZE, dtype=np.int64)
             n = fill_view(st, vis2)
             legal = " ".join(action_text(x) for x in vis2[V_LEGAL:V_LEGAL + n])

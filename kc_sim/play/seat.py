@@ -20,6 +20,7 @@ What the driver does, once for every caller:
 from __future__ import annotations
 
 import operator
+import struct
 
 import numpy as np
 
@@ -67,6 +68,25 @@ def short_repr(value, limit: int = 80) -> str:
 def _raised(e: BaseException, where: str = "") -> str:
     """``raised KeyError in new_round: 'x'`` - what an agent's exception says, on one line."""
     return f"raised {type(e).__name__}{where}: {' '.join(str(e).split())}"
+
+
+_SEED: list = []              # seed_policies' compiled entry point, on first use
+_SEED_READERS: dict = {}      # players -> struct reader of mem[:players, 0] (rows MEM_SIZE int64 apart)
+
+
+def _seeder():
+    """``seed_policies`` as its compiled entry point: called directly it skips the
+    dispatcher's type resolution (the driver calls it once a round)."""
+    _SEED.append(seed_policies.compile("void(int64[:, ::1], int64, int64)"))
+    return _SEED[0]
+
+
+def _seed_reader(k: int):
+    """Reads the seed words ``mem[:k, 0]`` of the memory array as a tuple, in one call."""
+    r = _SEED_READERS.get(k)
+    if r is None:
+        r = _SEED_READERS[k] = struct.Struct(f"q{8 * (MEM_SIZE - 1)}x" * (k - 1) + "q").unpack_from
+    return r
 
 
 class SeatFault(UserError):
@@ -119,25 +139,25 @@ class SeatedAgents:
         ``seat_map[s]``: seed every seat's memory, then each Python agent's ``start_round``."""
         seat_map = [int(m) for m in seat_map]
         k = len(seat_map)
-        seed_policies(self.mem, int(round_seed), k)
+        (_SEED[0] if _SEED else _seeder())(self.mem, int(round_seed), k)
         self.seat_map = seat_map
-        self.round_acts = [None] * k
-        self.round_policies = [None] * k
+        self.round_acts = acts = [None] * k
+        self.round_policies = policies = [None] * k
+        specs, instances, rules = self.specs, self.instances, self.rules
         seeds = None
         for s, m in enumerate(seat_map):
-            spec, inst = self.specs[m], self.instances[m]
-            if spec is None:
-                continue
+            inst = instances[m]
             if inst is None:
-                self.round_policies[s] = spec.policy
+                if specs[m] is not None:
+                    policies[s] = specs[m].policy
                 continue
             if seeds is None:
-                seeds = self.mem[:k, 0].tolist()
+                seeds = _seed_reader(k)(self.mem, 0)
             try:
-                inst.start_round(s, k, self.rules, seeds[s])
+                inst.start_round(s, k, rules, seeds[s])
             except Exception as e:
                 raise SeatFault(self.names[m], s, "raised", _raised(e, " in new_round")) from e
-            self.round_acts[s] = inst.act
+            acts[s] = inst.act
 
     def name(self, s: int) -> str | None:
         """The name of the agent at round seat ``s`` (None for a seat no agent plays)."""
@@ -156,8 +176,12 @@ class SeatedAgents:
         try:
             value = act(observe()) if act is not None else self.round_policies[s](st, s, self.mem_rows[s])
         except Exception as e:
-            raise SeatFault(self.name(s), s, "raised", _raised(e)) from e
+            raise self.raised(s, e) from e
         return self.checked(s, value)
+
+    def raised(self, s: int, e: Exception) -> SeatFault:
+        """The SeatFault of the agent at round seat ``s`` raising ``e`` while deciding."""
+        return SeatFault(self.name(s), s, "raised", _raised(e))
 
     def checked(self, s: int, value) -> int:
         """``value`` returned by the agent at round seat ``s`` as an action id, else SeatFault."""
