@@ -4,6 +4,18 @@ Uniform-random play (the ``random`` agent), classic rules, 4 players, one core. 
 core plays whole rounds in its compiled loop; the reference plays the same deals with
 the same policy in plain Python. Rates are per CPU-second of this process, so other
 work on the machine does not skew the ratio.
+
+The three compiled loops side by side (``loop_*``): ``greedy`` 4-player self-play, classic,
+one core, in the generic loop (policies through function pointers, ``kc_sim.core.loop``),
+the specialised loop (the greedy policy compiled inline, ``kc_sim.core.specialise``) and the
+hand-inlined reference loop (``kc_sim.core.inline_greedy``: greedy written into the loop,
+no action ids, no legality check). They take turns on the same seeds in short batches,
+``LOOP_REPEATS`` times, and each figure is the loop's fastest batch in CPU time (as
+``timeit`` advises: other work on the machine only ever adds time, so the fastest batch is
+the closest to the loop's own speed, and taking turns exposes the three to the same
+conditions); the three must write identical rows. ``loop_specialised_load_s`` is what the
+specialised loop cost to get in this run (a compile the first time, then a load from the
+cache); ``--cold`` adds its compile in a fresh process with an empty cache.
 """
 
 from __future__ import annotations
@@ -20,8 +32,8 @@ import numpy as np
 from kc_sim.bench.agents import bench_agents
 from kc_sim.bench.scale import run_scale
 from kc_sim.bench.tournament import bench_tournament
+from kc_sim.core import inline_greedy, loop, specialise
 from kc_sim.core import layout as L
-from kc_sim.core import loop
 from kc_sim.core.policy import random_policy
 from kc_sim.core.step import deal
 from kc_sim.game.reference import STOP, RefRound
@@ -35,6 +47,79 @@ _FIRST_ROUND = (
     "play_rounds(np.zeros(1, np.int64), 4, parse_rules('classic').codes(), (random_policy,) * 8, "
     "np.zeros((1, ROUND_COLS), np.int64)); print(time.perf_counter() - t)"
 )
+
+
+LOOP_REPEATS = 15
+_SPECIALISED_COMPILE = (
+    "import time; from kc_sim.core import specialise; from kc_sim.play.registry import load_agent; "
+    "sp = specialise.specialised([load_agent('greedy').policy] * 4); "
+    "t = time.perf_counter(); sp.load('rounds'); print(time.perf_counter() - t)"
+)
+
+
+def decisions(rows: np.ndarray) -> int:
+    """Policy decisions in round rows: every action, and a stop ending each turn but a last
+    one ended by going out."""
+    return int(rows[:, loop.C_ACTIONS].sum() + rows[:, loop.C_TURNS].sum()
+               - (rows[:, loop.C_END] == L.END_OUT).sum())
+
+
+def loop_figures(rounds: int, rules, repeats: int = LOOP_REPEATS) -> dict:
+    """Greedy 4-player self-play in the generic, specialised and hand-inlined loops, side by
+    side: rounds/s and ns per decision (per CPU-second), their ratios, and the seconds the
+    specialised loop took to compile or load here."""
+    from kc_sim.play.registry import load_agent  # lazy: the registry reads entry points
+
+    greedy = load_agent("greedy").policy
+    codes = rules.codes()
+    pols = (greedy,) * L.MAX_SEATS
+    sp = specialise.specialised([greedy] * PLAYERS)
+    cached = sp.on_disk("rounds")
+    spec = sp.load("rounds")
+    slots = sp.slots([greedy] * PLAYERS)
+    loops = {
+        "generic": lambda s, o: loop.play_rounds(s, PLAYERS, codes, pols, o),
+        "specialised": lambda s, o: spec(s, PLAYERS, codes, slots, o),
+        "inline": lambda s, o: inline_greedy.play_greedy_rounds(s, PLAYERS, codes, o),
+    }
+    batch = max(1, rounds // repeats)
+    seeds = np.arange(batch, dtype=np.int64) + 10**12
+    outs = {k: np.zeros((batch, loop.ROUND_COLS), dtype=np.int64) for k in loops}
+    for k, f in loops.items():                       # warm-up
+        f(seeds[:100], outs[k][:100])
+    rates = {k: [] for k in loops}
+    for _ in range(repeats):
+        for k, f in loops.items():
+            t = time.process_time()
+            f(seeds, outs[k])
+            rates[k].append(batch / max(time.process_time() - t, 1e-9))
+    if not (np.array_equal(outs["generic"], outs["specialised"]) and np.array_equal(outs["generic"], outs["inline"])):
+        raise AssertionError("the three loops played different rounds")   # pragma: no cover - a core bug
+    per_round = decisions(outs["generic"]) / batch
+    med = {k: float(max(v)) for k, v in rates.items()}
+    figures = {}
+    for k in loops:
+        figures[f"loop_{k}_rounds_per_s"] = round(med[k], 1)
+    for k in loops:
+        figures[f"loop_{k}_ns_per_decision"] = round(1e9 / (med[k] * per_round), 2)
+    figures.update({
+        "loop_decisions_per_round": round(per_round, 2),
+        "specialised_vs_inline": round(med["specialised"] / med["inline"], 3),
+        "generic_vs_inline": round(med["generic"] / med["inline"], 3),
+        "specialised_vs_generic": round(med["specialised"] / med["generic"], 3),
+        "loop_specialised_load_s": round(sp.load_seconds["rounds"], 3),
+        "loop_specialised_was_cached": cached,
+    })
+    return figures
+
+
+def specialised_cold_compile_seconds(cache_dir: str) -> float:
+    """Seconds to compile greedy's specialised ``play_rounds`` in a fresh process whose cache
+    is ``cache_dir`` (the generic core compiled first, untimed)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", _SPECIALISED_COMPILE], check=True, env=env,
+                         capture_output=True, text=True).stdout
+    return float(out.split()[-1])
 
 
 def core_rounds_per_s(rounds: int, rules) -> float:
@@ -87,9 +172,11 @@ def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, a
         "core_vs_reference": round(core / ref, 1),
         "warm_start_first_round_s": round(start_seconds(), 3),
     }
+    figures.update(loop_figures(rounds, rules))
     if cold:
         with tempfile.TemporaryDirectory() as empty:
             figures["cold_compile_s"] = round(start_seconds(empty), 2)
+            figures["loop_specialised_cold_compile_s"] = round(specialised_cold_compile_seconds(empty), 2)
     if agents:
         for row in bench_agents():
             figures[f"agent_{row['agent']}_rounds_per_s"] = round(row["rounds_per_s"], 1)
