@@ -84,7 +84,7 @@ def planner_act_in(st, seat, mem, w, max_nodes, ws, plans, lens, scores):
 def planner_policy(st, seat, mem):
     """``planner``: at the start of its turn, searches every order of placements and pile
     moves it could make (de-duplicating equal positions, first empty side/corner only,
-    at most 500 positions) and plays the line that leaves the lowest hand penalty, then
+    at most 400 positions, pruning lines that cannot beat the best kept) and plays the line that leaves the lowest hand penalty, then
     the fewest openings for unseen cards, the fewest free sides and pile moves for the next
     player, and the fewest dead cards in hand (README, Stronger agents).
 

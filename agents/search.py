@@ -24,15 +24,28 @@ Pruning and de-duplication:
   once one order is explored the other is not tried again below it;
 * **no pointless moves**: a pile move always frees a side, so moves are explored only
   while the hand holds a card an empty side would take;
-* a node cap (``max_nodes``) and a depth cap (``MAX_PLAN``) bound the work; the children
-  are tried highest-ranked card first, so a capped search has already seen the
-  greedy-like lines.
+* **branch and bound**: once the k best are kept, a node is not expanded when
+  :func:`_stuck_bound` (a lower bound on the score of every position below it) already
+  scores no better than the worst kept: the weighted penalty of the hand cards no
+  continuation can place (:func:`placeable_from`) plus, when some card is stuck (so the
+  turn cannot go out, which scores 0), the openings nothing below can close
+  (:func:`_fixed_targets`). Admissible with non-negative weights: an uncapped search keeps
+  the same scores, about 7x faster;
+* **move ordering**: the children are tried by decreasing
+  ``64 W_PEN x card penalty - W_OPEN x scale x unseen cards the card newly opens`` (ties:
+  highest rank first, pile moves last), so a capped search has already seen the lines that
+  shed much and open little;
+* a node cap (``max_nodes``, ``MAX_NODES`` = 400) and a depth cap (``MAX_PLAN``) bound
+  the work.
 
 Cost: each node's tops are scanned once (their mask and the empty piles) for both the
 evaluation and the children; a node whose penalty alone cannot enter the k best is not
 evaluated; everything lives in one int64 workspace (:func:`search`, :func:`new_workspace`)
 that a caller making many searches (the sampler) reuses, the table being cleared slot by
-slot after each search. These change no decision of the first version.
+slot after each search. About 85 ns per node; the searches that reach the cap (7% of them
+in 2-player classic) take over half the nodes. With the bound and the ordering, 400 nodes
+decide as well as 500 did without them (finishes ahead 50.0% +- 0.2% on 20,000 duplicate
+deals), 1.13x faster.
 
 The evaluation (lower is better), in :func:`evaluate`, with the weights ``w``
 (``DEFAULT_WEIGHTS`` = ``[W_PEN, W_OPEN, W_FREE, W_DEAD, W_MODE]`` = ``[10, 60, 5, 0, 2]``)::
@@ -101,7 +114,7 @@ from kc_sim.core.layout import (
     TURNS,
 )
 from kc_sim.core.legal import is_legal
-from kc_sim.core.step import penalty_of_masks
+from kc_sim.core.step import FACE_VALUE, penalty_of_masks
 from kc_sim.game.cards import (
     ALL_MASK,
     FITS_ON,
@@ -122,7 +135,7 @@ MAX_PLAN = 56
 #: transposition table size (a power of two, > the node cap)
 TABLE_SIZE = 1024
 #: default node cap of the planner's search
-MAX_NODES = 500
+MAX_NODES = 400
 
 # evaluation weights (index into a weights array)
 W_PEN, W_OPEN, W_FREE, W_DEAD, W_MODE = 0, 1, 2, 3, 4
@@ -208,8 +221,13 @@ _W_SLOTS = TABLE_SIZE
 _W_DEPTH = 2 * TABLE_SIZE
 _W_KIDS = _W_DEPTH + 8 * _D
 _W_SETS = _W_KIDS + _D * MAX_CHILDREN
+_W_ORD = _W_SETS + 2 * _SW * _D
 #: size of a search workspace (:func:`new_workspace`)
-WS_SIZE = _W_SETS + 2 * _SW * _D
+WS_SIZE = _W_ORD + MAX_CHILDREN
+
+#: CARD_PEN[scoring, c]: the penalty of card c held at the end (kings10, face)
+CARD_PEN = np.array([[10 if RANK[c] == KING else 1 for c in range(52)],
+                     [FACE_VALUE[RANK[c]] for c in range(52)]], dtype=np.int64)
 
 
 @nb.njit(cache=True)
@@ -256,6 +274,84 @@ def _score(h0, h1, bp, tops, empty, fit, unseen, table, side_ok, scoring, w, ope
     return 64 * (w[W_PEN] * pen + w[W_FREE] * free + w[W_DEAD] * dead) + w[W_OPEN] * opened * open_scale
 
 
+@nb.njit(cache=True, inline="always")
+def placeable_from(h0, tops, empty, bp, fit, side_ok):
+    """The hand cards (plane 0) that some continuation of the turn could still place: an
+    over-approximation. With an empty side, or a side pile that some move could free (its
+    base fits under a top or a hand card, or it is a king and a corner is empty), every card
+    an empty side takes; kings with an empty corner; then, repeatedly, the cards that fit
+    on a top or on a card found so far (tops only ever become hand cards)."""
+    ec = (empty >> 4) != 0
+    side = (empty & 0xF) != 0
+    if not side:
+        for s in range(N_SIDES):
+            b = pile_get(bp, s)
+            if b >= 0 and ((FITS_UNDER[b] & (tops | h0)) != 0 or (ec and RANK[b] == KING)):
+                side = True
+                break
+    p = h0 & fit
+    if side:
+        p |= h0 & side_ok
+    if ec:
+        p |= h0 & np.int64(KINGS_MASK)
+    while True:
+        q = p | (h0 & fits_on_set(p))
+        if q == p:
+            return p
+        p = q
+
+
+@nb.njit(cache=True, inline="always")
+def _stuck_bound(h0, h1, tp, tops, empty, bp, fit, side_ok, scoring, pen_w, ow, unseen):
+    """A lower bound on the score of every position below this one: the weighted penalty
+    of the hand cards no continuation can place (:func:`placeable_from`)."""
+    p = placeable_from(h0, tops, empty, bp, fit, side_ok)
+    if p == h0:
+        return np.int64(0)            # going out may be possible: it scores 0
+    r0 = h0 & ~p
+    r1 = h1 & ~p
+    if scoring == 0:
+        k = popcount(r0 & KINGS_MASK) + popcount(r1 & KINGS_MASK)
+        lb = pen_w * (9 * k + popcount(r0) + popcount(r1))
+    else:
+        lb = pen_w * penalty_of_masks(r0, r1, scoring)
+    if ow > 0:
+        lb += ow * popcount(unseen & _fixed_targets(h0, tp, bp, tops, empty))
+    return lb
+
+
+@nb.njit(cache=True, inline="always")
+def _fixed_targets(h0, tp, bp, tops, empty):
+    """Cards every end of the turn below this position still lets be placed: those fitting
+    on a top that nothing can cover (no hand card fits on it, no side pile could be moved
+    onto it, and it is not a side pile that could itself be moved away), and the kings
+    when a corner is empty and no king (in hand or at the base of a side pile) could fill it."""
+    targets = np.int64(0)
+    king_src = (h0 & np.int64(KINGS_MASK)) != 0
+    under = np.int64(0)                     # the cards some side pile could be moved onto
+    for s in range(N_SIDES):
+        b = pile_get(bp, s)
+        if b >= 0:
+            under |= FITS_UNDER[b]
+            if RANK[b] == KING:
+                king_src = True
+    ec = (empty >> 4) != 0
+    for p in range(N_PILES):
+        t = pile_get(tp, p)
+        if t < 0:
+            continue
+        if (FITS_ON[t] & h0) != 0 or ((under >> t) & 1) != 0:
+            continue
+        if p < N_SIDES:
+            b = pile_get(bp, p)
+            if (FITS_UNDER[b] & (tops | h0)) != 0 or (ec and RANK[b] == KING):
+                continue
+        targets |= FITS_ON[t]
+    if ec and not king_src:
+        targets |= np.int64(KINGS_MASK)
+    return targets
+
+
 @nb.njit(cache=True)
 def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True, root_ok=True):
     """Search the seat's possible turns from the current position of ``st`` (own hand,
@@ -284,7 +380,9 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     Per node it scans the packed tops once (top mask, empty piles, the cards that fit) for
     both the evaluation and the children, and it skips the evaluation of a node whose
     penalty alone already scores no better than the worst plan kept (the other terms are
-    never negative with non-negative weights): the same plans as evaluating every node."""
+    never negative with non-negative weights): the same plans as evaluating every node.
+    It expands no node whose :func:`_stuck_bound` cannot beat the worst plan kept, and tries
+    the children in the order of the module doc (``CARD_PEN``, sorted in ``ws``)."""
     D = _D
     SW = _SW
     # offsets into ws (indexing ws directly: views would cost a reference count each)
@@ -300,6 +398,7 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     KIDS = _W_KIDS
     SLEEP = _W_SETS
     EXPL = _W_SETS + SW * D
+    ORD = _W_ORD
     for j in range(SW):
         ws[SLEEP + j] = 0
     pile_bits = np.int64(0x0101010101010101)
@@ -312,6 +411,7 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     # with no negative term the penalty alone bounds the score from below
     bound_ok = w[W_PEN] >= 0 and w[W_OPEN] >= 0 and w[W_FREE] >= 0 and w[W_DEAD] >= 0 and open_scale >= 0
     pen_w = 64 * w[W_PEN]
+    ow = w[W_OPEN] * open_scale
     table = np.int64(0)
     for p in range(N_PILES):
         table |= st[PILE_MASK + p]
@@ -372,8 +472,29 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                 capped = 1
             elif nodes >= max_nodes:
                 ws[NK + d] = 0
+            elif bound_ok and n_kept == k_best and _stuck_bound(
+                    h0, h1, tp, tops, empty, ws[HB + d], fit, side_ok, scoring, pen_w, ow, unseen) >= scores[n_kept - 1]:
+                ws[NK + d] = 0              # nothing below can enter the k best
             else:
-                ws[NK + d] = children_of(h0, tp, ws[HB + d], tops, empty, fit, side_ok, ws, KIDS + d * MAX_CHILDREN)
+                nk = children_of(h0, tp, ws[HB + d], tops, empty, fit, side_ok, ws, KIDS + d * MAX_CHILDREN)
+                ws[NK + d] = nk
+                if nk > 1:
+                    base = KIDS + d * MAX_CHILDREN
+                    newly = unseen & ~fit
+                    for i in range(nk):
+                        a = ws[base + i]
+                        if is_place(a):
+                            c = id_card(a)
+                            key = pen_w * CARD_PEN[scoring, c] - ow * popcount(newly & FITS_ON[c])
+                        else:
+                            key = np.int64(-1) << 40
+                        j = i
+                        while j > 0 and ws[ORD + j - 1] < key:
+                            ws[ORD + j] = ws[ORD + j - 1]
+                            ws[base + j] = ws[base + j - 1]
+                            j -= 1
+                        ws[ORD + j] = key
+                        ws[base + j] = a
             ws[IK + d] = 0
             for j in range(SW):
                 ws[EXPL + d * SW + j] = 0
