@@ -103,3 +103,17 @@ def greedy_action(st, seat):
     if hand & empty_side_mask(st):
         return first_move(st)
     return -1
+
+
+@nb.njit(cache=True, inline="always")
+def greedy_place(st, seat):
+    """``greedy_action`` where no pile move is legal (its move step would give -1): the
+    greedy placement, or -1. Its own function so that a caller that has just found no
+    legal move (``pile-merger``) compiles without a second copy of ``first_move`` (about
+    half of merger's compile from an empty cache). ``greedy_action`` keeps its own code:
+    written as a call of this one, greedy self-play measured 6% slower."""
+    m = placeable(st, own_hand(st, seat))
+    if m:
+        c = highest_rank_card(m)
+        return place_id(c, best_pile(st, c))
+    return -1

@@ -10,7 +10,7 @@ from agents.common import (
     first_empty_corner,
     first_empty_side,
     first_move,
-    greedy_action,
+    greedy_place,
     highest_rank_card,
     lowest_rank_card,
     own_hand,
@@ -49,7 +49,8 @@ def merger_choice(st, seat, low):
     a = side_fill(st, seat, low)
     if a >= 0:
         return a
-    a = greedy_action(st, seat)
+    # step 3, greedy's choice: its placement, as no pile move is legal here (step 1)
+    a = greedy_place(st, seat)
     if a < 0:
         return STOP
     return a

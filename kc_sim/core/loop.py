@@ -8,10 +8,14 @@ elimination under match=eliminate_25).
 The three loops are written once, as the plain functions ``_play_round``,
 ``_play_rounds`` and ``_play_matches`` (``TEMPLATES``), and compiled here into the
 generic loops, which call each policy through a first-class function pointer
-(``call_policy``). :mod:`kc_sim.core.specialise` compiles the same source again for a
+(``call_policy``). Each generic loop is compiled (or loaded from numba's cache) on first
+use of ``loop.play_round``/``play_rounds``/``play_matches``, or by :func:`compile_generic`;
+importing this module compiles nothing. :mod:`kc_sim.core.specialise` compiles the same source again for a
 known set of policies, with a ``call_policy`` that calls them directly or has them
 compiled inline; both play exactly the same rounds.
 """
+
+import threading
 
 import numba as nb
 import numpy as np
@@ -37,7 +41,7 @@ from kc_sim.core.layout import (
     WINNER,
 )
 from kc_sim.core.match import match_over, match_winners  # noqa: F401 - loop.match_over is read by the runner and UI
-from kc_sim.core.policy import MEM_SIZE, POLICY_TYPE
+from kc_sim.core.policy import MEM_SIZE, POLICY_TYPE, compiling
 from kc_sim.core.rng import advance, derive, scale
 from kc_sim.core.rows import (  # noqa: F401 - callers read loop.C_*
     C_ACTIONS,
@@ -94,7 +98,7 @@ I1 = types.int64[::1]
 def first_dealer(seed, players):
     """The dealer drawn at random from a seed (docs/rules.md, Seats, dealer and deal):
     the first draw of a generator seeded with the seed's dealer stream."""
-    _, z = advance(np.uint64(derive(seed, DEALER_STREAM)))
+    _, z = advance(np.uint64(derive(seed, np.int64(DEALER_STREAM))))  # int64, the type seed_policies gives it: one compile
     return scale(z, players)
 
 
@@ -198,12 +202,14 @@ def _play_rounds(seeds, players, rules, policies, out):
     ``out``. Returns the index of a round stopped by a bad policy, or -1."""
     st = np.zeros(STATE_SIZE, dtype=np.int64)
     mem = np.zeros((MAX_SEATS, MEM_SIZE), dtype=np.int64)
-    seat_map = np.arange(MAX_SEATS)
+    seat_map = np.zeros(MAX_SEATS, dtype=np.int64)   # the identity (np.arange would be one more compile)
+    for s in range(MAX_SEATS):
+        seat_map[s] = s
     empty = np.zeros(0, dtype=np.int64)
     for i in range(seeds.shape[0]):
         deal(st, seeds[i], players, first_dealer(seeds[i], players), rules)
         seed_policies(mem, seeds[i], players)
-        status, bad, _ = play_round(st, policies, seat_map, mem, empty)
+        status, bad, _ = play_round(st, policies, seat_map, mem, empty)  # noqa: F821 - a global set before compiling
         write_round(st, seeds[i], seat_map, status, bad, out, i)
         out[i, C_MATCH] = -1
         out[i, C_MATCH_ROUND] = -1
@@ -220,17 +226,19 @@ def _play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, m
     st = np.zeros(STATE_SIZE, dtype=np.int64)
     mem = np.zeros((MAX_SEATS, MEM_SIZE), dtype=np.int64)
     empty = np.zeros(0, dtype=np.int64)
-    row = 0
+    # counters start as np.int64(0), not 0: a literal 0 would have numba compile deal,
+    # seed_policies, write_round and match_over once more for the literal type (seconds)
+    row = np.int64(0)
     for m in range(seeds.shape[0]):
         totals = np.zeros(players, dtype=np.int64)
         active = np.ones(players, dtype=np.bool_)
-        last_active = active.copy()
+        last_active = np.ones(players, dtype=np.bool_)
         dealer = first_dealer(seeds[m], players)
-        r = 0
+        r = np.int64(0)
         while True:
             seat_map = np.zeros(MAX_SEATS, dtype=np.int64)
-            k = 0
-            round_dealer = 0
+            k = np.int64(0)
+            round_dealer = np.int64(0)
             for s in range(players):
                 if active[s]:
                     if s == dealer:
@@ -240,7 +248,7 @@ def _play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, m
             seed = derive(seeds[m], ROUND_STREAM + r)
             deal(st, seed, k, round_dealer, rules)
             seed_policies(mem, seed, k)
-            status, bad, _ = play_round(st, policies, seat_map, mem, empty)
+            status, bad, _ = play_round(st, policies, seat_map, mem, empty)  # noqa: F821 - a global set before compiling
             write_round(st, seed, seat_map, status, bad, rounds_out, row)
             rounds_out[row, C_MATCH] = match_base + m
             rounds_out[row, C_MATCH_ROUND] = r
@@ -250,7 +258,8 @@ def _play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, m
             r += 1
             for s in range(k):
                 totals[seat_map[s]] += st[PENALTY + s]
-            last_active[:] = active
+            for s in range(players):
+                last_active[s] = active[s]
             if match_over(kind, n_rounds, r, totals, active, players):
                 break
             dealer = (dealer + 1) % players
@@ -284,7 +293,49 @@ def matches_sig(policies_type):
                        types.int64[:, ::1], types.int64[:, ::1], types.int64)
 
 
-# the generic loops: policies through function pointers (compiled on import, cached on disk)
-play_round = nb.njit(round_sig(POLICIES_TYPE), cache=True)(_play_round)
-play_rounds = nb.njit(rounds_sig(POLICIES_TYPE), cache=True)(_play_rounds)
-play_matches = nb.njit(matches_sig(POLICIES_TYPE), cache=True)(_play_matches)
+# --- the generic loops: policies through function pointers ------------------------------------
+#
+# Compiled on first use, not on import (a round tournament never needs play_matches, and the
+# compile of each is seconds from an empty cache): ``loop.play_round``, ``loop.play_rounds``
+# and ``loop.play_matches`` (attribute or ``from kc_sim.core.loop import ...``) compile the
+# one asked for, or load it from numba's cache, through the module's ``__getattr__``. Each is
+# then exactly what ``nb.njit(sig, cache=True)`` gives: one signature, compiling disabled.
+
+_GENERIC = {"play_round": (_play_round, round_sig), "play_rounds": (_play_rounds, rounds_sig),
+            "play_matches": (_play_matches, matches_sig)}
+_GENERIC_OF_MODE = {"rounds": "play_rounds", "matches": "play_matches"}
+_generic_lock = threading.RLock()
+
+
+def _generic(name):
+    """The generic loop ``name``, compiled (or loaded from the cache) on first use."""
+    fn = globals().get(name)
+    if fn is not None:
+        return fn
+    with _generic_lock:
+        fn = globals().get(name)
+        if fn is None:
+            if name != "play_round":
+                _generic("play_round")       # the round and match loops call it (a global of theirs)
+            template, sig = _GENERIC[name]
+            fn = nb.njit(cache=True)(template)
+            with compiling():
+                fn.compile(sig(POLICIES_TYPE))
+            fn.disable_compile()
+            globals()[name] = fn
+    return fn
+
+
+def compile_generic(mode):
+    """Compile (or load from numba's cache) the generic loop of ``mode`` (``"rounds"``:
+    ``play_rounds``, ``"matches"``: ``play_matches``), with the ``play_round`` it calls;
+    returns it. Cheap once done in this process."""
+    if mode not in _GENERIC_OF_MODE:
+        raise ValueError(f"bad mode {mode!r}: expected 'rounds' or 'matches'")
+    return _generic(_GENERIC_OF_MODE[mode])
+
+
+def __getattr__(name):
+    if name in _GENERIC:
+        return _generic(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

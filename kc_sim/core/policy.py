@@ -12,6 +12,10 @@ round by the loop, use ``kc_sim.core.rng.below(mem, 0, k)``); ``mem[1:]`` is zer
 the start of every round and is the policy's own (e.g. a plan for the turn).
 """
 
+import gc
+import threading
+from contextlib import contextmanager
+
 import numba as nb
 from numba import types
 
@@ -26,12 +30,48 @@ POLICY_SIG = types.int64(types.int64[::1], types.int64, types.int64[::1])
 POLICY_TYPE = types.FunctionType(POLICY_SIG)
 
 
+_gc_lock = threading.Lock()
+_gc_depth = [0, False]       # compiles under way, and whether the collector was on before them
+_random_lock = threading.Lock()
+
+
+@contextmanager
+def compiling():
+    """Python's cyclic garbage collector off while numba compiles (restored after; nested
+    uses are fine). A compile allocates objects by the million and the collector would walk
+    them again and again: off, the greedy and merger policies and the round loop compiled
+    from an empty cache in 6.4 CPU-seconds instead of 6.7 (about 10 MB more memory)."""
+    with _gc_lock:
+        if _gc_depth[0] == 0:
+            _gc_depth[1] = gc.isenabled()
+            gc.disable()
+        _gc_depth[0] += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_depth[0] -= 1
+            if _gc_depth[0] == 0 and _gc_depth[1]:
+                gc.enable()
+
+
 def compiled_policy(fn):
     """Compile ``fn`` as a policy the round loop can call directly (cached on disk)."""
-    return nb.njit(POLICY_SIG, cache=True)(fn)
+    with compiling():
+        return nb.njit(POLICY_SIG, cache=True)(fn)
 
 
-@compiled_policy
+def __getattr__(name):
+    # random_policy is compiled on first use, not on import of this module (every policy
+    # module imports it; a run without random agents never needs the compile)
+    if name == "random_policy":
+        with _random_lock:
+            if "random_policy" not in globals():
+                globals()["random_policy"] = compiled_policy(_random_policy)
+        return globals()["random_policy"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def random_policy(st, seat, mem):
     """A uniformly random legal placement or pile move; stop only when none is left.
 
@@ -58,3 +98,7 @@ def random_policy(st, seat, mem):
             return place_id(nth_bit(m, r), p)
         r -= c
     return STOP
+
+
+_random_policy = random_policy     # compiled as ``random_policy`` by __getattr__ on first use
+del random_policy

@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from kc_sim.core import layout
+from kc_sim.core import layout, loop
 from kc_sim.core.loop import (
     C_DEALER,
     C_MATCH,
@@ -25,7 +25,6 @@ from kc_sim.core.loop import (
     C_SEED,
     MAX_DECISIONS,
     first_dealer,
-    play_round,
     seed_policies,
 )
 from kc_sim.core.policy import MEM_SIZE
@@ -138,7 +137,7 @@ def record_compiled_round(policies, names, seed: int, dealer: int, rules: RuleSe
     seed_policies(mem, seed, players)
     log = np.zeros(3 * MAX_DECISIONS, dtype=np.int64)
     seat_map = np.arange(layout.MAX_SEATS) if seat_map is None else np.asarray(seat_map, dtype=np.int64)
-    status, bad, n = play_round(st, tuple(policies), seat_map, mem, log)
+    status, bad, n = loop.play_round(st, tuple(policies), seat_map, mem, log)   # compiled on first use
     winner = int(st[layout.WINNER])
     rec = make_record(
         rules=rules, names=names, seed=seed, initial=g.initial, turns=turns_from_log(log[:n]),
