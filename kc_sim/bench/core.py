@@ -29,9 +29,9 @@ import time
 
 import numpy as np
 
-from kc_sim.bench.agents import bench_agents
+from kc_sim.bench.agents import bench_agents, strong_agents_2p
 from kc_sim.bench.scale import run_scale
-from kc_sim.bench.tournament import bench_tournament
+from kc_sim.bench.tournament import bench_tournament, cold_command_seconds
 from kc_sim.core import inline_greedy, loop, specialise
 from kc_sim.core import layout as L
 from kc_sim.core.policy import random_policy
@@ -162,7 +162,8 @@ def start_seconds(cache_dir: str | None = None) -> float:
 
 def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, agents: bool = False,
               tournament: bool = False, scale=None) -> dict:
-    """All figures as one flat dict (what ``kc-sim bench --json`` prints)."""
+    """All figures as one flat dict (what ``kc-sim bench --json`` prints, with ``targets``:
+    :func:`kc_sim.bench.targets.check` of them)."""
     rules = parse_rules("classic")
     core = core_rounds_per_s(rounds, rules)
     ref = reference_rounds_per_s(seconds, rules)
@@ -177,9 +178,12 @@ def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, a
         with tempfile.TemporaryDirectory() as empty:
             figures["cold_compile_s"] = round(start_seconds(empty), 2)
             figures["loop_specialised_cold_compile_s"] = round(specialised_cold_compile_seconds(empty), 2)
+        with tempfile.TemporaryDirectory() as empty:
+            figures["cold_command_s"] = round(cold_command_seconds(empty), 2)
     if agents:
         for row in bench_agents():
             figures[f"agent_{row['agent']}_rounds_per_s"] = round(row["rounds_per_s"], 1)
+        figures.update(strong_agents_2p())
     if tournament:
         figures.update({k: round(v, 3) if isinstance(v, float) else v for k, v in bench_tournament().items()})
     if scale:

@@ -26,8 +26,8 @@ PlayersOpt = Annotated[Optional[int], typer.Option(
     "this many agents plays")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="run seed: every deal derives from it")]
 JobsOpt = Annotated[Optional[int], typer.Option(
-    "--jobs", "-j", help="worker processes (default: every core, but no more than the work pays for, so "
-    "a small run plays in this process; with dask and no --scheduler: LocalCluster workers)")]
+    "--jobs", "-j", help="processes that play, this one included (default: every core, but no more than "
+    "the work pays for, so a small run plays in this process; with dask and no --scheduler: LocalCluster workers)")]
 BackendOpt = Annotated[Optional[str], typer.Option(
     "--backend", help="loky (local processes, default), dask (a dask.distributed cluster) or "
     "sequential (in this process)")]
@@ -108,6 +108,7 @@ def tournament(
     """Play every line-up of the agents in every seating on duplicate deals; write
     parquet results, a summary and a manifest; resume an interrupted run."""
     # lazy: loads numba (~1.5 s); kc-sim --help must not
+    from kc_sim.tournament.backends import release_workers
     from kc_sim.tournament.run import run_tournament
 
     rounds = until_size(until, rounds, max_rounds)
@@ -120,6 +121,7 @@ def tournament(
                          jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records,
                          chunk_size=chunk_size, seating=seating, until=until, precision=precision, alpha=alpha,
                          quiet=quiet, command=command, started=process_start())
+    release_workers()
     if not quiet:
         typer.echo(format_summary(res.summary))
     if len(res.plan.labels) >= 3:           # the leaderboard (kc_sim.analysis.leaderboard), saved in the run folder
@@ -251,6 +253,7 @@ def bench_agent(
     With --until decided, stop as soon as every comparison is decided."""
     # lazy: loads numba (~1.5 s); kc-sim --help must not
     from kc_sim.play.registry import load_agent, parse_agent_list
+    from kc_sim.tournament.backends import release_workers
     from kc_sim.tournament.run import run_tournament
 
     spec = load_agent(agent)
@@ -281,6 +284,7 @@ def bench_agent(
                                               seed=seed, jobs=jobs, backend=backend, scheduler=scheduler,
                                               out=out, until=until, precision=precision, max_rounds=max_rounds,
                                               alpha=alpha, quiet=quiet))
+        release_workers()
         table = bench_table(res)
     typer.echo(format_bench(table, res.plan.labels[res.plan.named[0]]))
     typer.echo(final_line(res) if out is not None else final_line(res).rsplit(";", 1)[0])

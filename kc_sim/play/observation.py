@@ -189,6 +189,10 @@ class SeatView:
     play clockwise by increasing seat); cards are ids (``kc_sim.game.cards``), actions are ids
     (``kc_sim.game.actions``)."""
 
+    # slots for the four fields every view sets (a quarter of the cost of making one, which
+    # the Python loop does at every decision); the lazy fields and an agent's own go in __dict__
+    __slots__ = ("_v", "rules", "scores", "legal", "__dict__", "__weakref__")
+
     def __init__(self, v, rules, scores: tuple = (), legal: tuple | None = None):
         """``v``: the view buffer (an ``array.array`` of int64 in :func:`fill_view`'s layout,
         at least ``V_LEGAL + n`` long); ``legal``: its legal ids as a tuple, if at hand."""
@@ -196,8 +200,7 @@ class SeatView:
         self.rules = rules
         #: penalty totals so far in the match, by round seat (zeros outside a match)
         self.scores = scores
-        #: the legal action ids, ascending (placements, pile moves, then stop if allowed); a
-        #: plain attribute (no descriptor of that name on the class), the field read most
+        #: the legal action ids, ascending (placements, pile moves, then stop if allowed)
         self.legal = legal if legal is not None else (_UNPACK or unpackers())[v[V_NLEGAL]](v, 8 * V_LEGAL)
 
     @classmethod

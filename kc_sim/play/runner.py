@@ -24,8 +24,11 @@ default) it is used only when it pays:
 * when compiled before on this machine (numba's cache, about 20 ms to load), as soon as
   this process has this set of policies play ``LOAD_AFTER_ROUNDS`` rounds (this call included);
 * otherwise it is compiled once the generic loop has spent ``COMPILE_AFTER_S`` CPU-seconds on
-  this set in this process at under ``CHEAP_NS`` per decision (costly policies gain almost
-  nothing from the inlining); every later run then loads it from the cache.
+  this set at under ``CHEAP_NS`` per decision (costly policies gain almost nothing from the
+  inlining), counted over every process and run on this machine: each process adds its
+  generic-loop time to a small file beside the loop's source in the cache (``.played``),
+  so a series of 1M-round commands gets there as surely as one long run; every later run
+  then loads it from the cache.
 
 ``"always"`` and ``"never"`` force the choice (tests, benchmarks); the environment variable
 ``KC_SIM_SPECIALISE`` sets it for a whole run, worker processes included.
@@ -40,7 +43,6 @@ import numpy as np
 
 from kc_sim.core import layout, loop, specialise
 from kc_sim.core import match as match_rule
-from kc_sim.core.policy import random_policy
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.faults import (
@@ -52,11 +54,10 @@ from kc_sim.play.faults import (
 )
 from kc_sim.play.match import MATCH_KINDS, Match
 from kc_sim.play.python_loop import PythonLoop, write_row
-from kc_sim.play.recorded import record_round, record_row
 from kc_sim.play.registry import load_agents
 from kc_sim.play.seat import SeatFault
 
-__all__ = ["AgentFault", "MATCH_KINDS", "play_rounds", "play_matches", "record_round", "record_row",
+__all__ = ["AgentFault", "MATCH_KINDS", "play_rounds", "play_matches", "record_round", "record_row",  # noqa: F822 - __getattr__
            "max_match_rounds", "policies_tuple", "DEFAULT_FAULT_DIR"]
 
 _ROWS_PER_CALL = 1 << 16          # round rows per compiled play_matches call (memory bound)
@@ -71,8 +72,55 @@ LOAD_AFTER_ROUNDS = 20_000
 COMPILE_AFTER_S = 20.0
 #: policies slower than this per decision are not worth a compile (the call saved is ~10 ns)
 CHEAP_NS = 250.0
-_played: dict = {}                # Specialised -> [rounds, cpu seconds, decisions] in the generic loop
+#: generic-loop CPU-seconds a process gathers before adding them to the set's file
+SAVE_EVERY_S = 1.0
+_played: dict = {}                # Specialised -> _Use
 _broken: set = set()              # Specialised loops that failed to compile here (not tried again)
+
+
+class _Use:
+    """The generic loop's work on one set of policies: in this process, and saved (as lines
+    of CPU-seconds appended to ``<loop source>.played``) for every process on this machine."""
+
+    def __init__(self, sp):
+        self.path = sp.path.with_suffix(".played")
+        self.rounds = 0
+        self.cpu = 0.0              # in this process
+        self.decisions = 0
+        self.unsaved = 0.0          # of ``cpu``, not yet in the file
+
+    def add(self, rows: np.ndarray, cpu: float) -> None:
+        """Add a generic-loop call's rounds, CPU time and decisions."""
+        self.rounds += len(rows)
+        self.cpu += cpu
+        self.unsaved += cpu
+        # one decision per action, and one per stop: every turn but a last one ended by going out
+        self.decisions += int(rows[:, loop.C_ACTIONS].sum() + rows[:, loop.C_TURNS].sum()) - int(
+            (rows[:, loop.C_END] == layout.END_OUT).sum())
+        if self.unsaved >= SAVE_EVERY_S:
+            try:                    # one short append: lines from several processes never mix
+                with open(self.path, "a") as f:
+                    f.write(f"{self.unsaved:.3f}\n")
+                self.unsaved = 0.0
+            except OSError:         # an unwritable cache: only this process's time counts
+                pass
+
+    def total_cpu(self) -> float:
+        """CPU-seconds of every process (the file) and this one's unsaved part."""
+        try:
+            saved = sum(float(x) for x in self.path.read_text().split())
+        except (OSError, ValueError):
+            saved = 0.0
+        return max(saved + self.unsaved, self.cpu)
+
+
+def __getattr__(name):
+    # re-exported lazily: kc_sim.play.recorded imports the generic loop's play_round, which
+    # compiles on first use, and importing the runner compiles nothing
+    if name in ("record_round", "record_row"):
+        from kc_sim.play import recorded
+        return getattr(recorded, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _engine(specs, engine: str) -> bool:
@@ -87,9 +135,10 @@ def _engine(specs, engine: str) -> bool:
 
 
 def policies_tuple(agents) -> tuple:
-    """The 8-seat policy tuple of the compiled loop (unused seats padded)."""
+    """The 8-seat policy tuple of the compiled loop. The seats beyond the players are never
+    called: they repeat the first seat's policy, so no other policy needs compiling."""
     pols = [a.policy for a in agents]
-    return tuple(pols + [random_policy] * (layout.MAX_SEATS - len(pols)))
+    return tuple(pols + pols[:1] * (layout.MAX_SEATS - len(pols)))
 
 
 def _compiled_loop(specs, mode: str, n_rounds: int):
@@ -109,27 +158,31 @@ def _compiled_loop(specs, mode: str, n_rounds: int):
             if SPECIALISE == "always":
                 raise
             _broken.add(sp)
-    return generic, policies_tuple(specs), (None if sp is None else _played.setdefault(sp, [0, 0.0, 0]))
+    return generic, policies_tuple(specs), (None if sp is None else _use(sp))
+
+
+def _use(sp) -> _Use:
+    if sp not in _played:
+        _played[sp] = _Use(sp)
+    return _played[sp]
 
 
 def _pays(sp, mode: str, n_rounds: int) -> bool:
     """Is the specialised loop worth using for this call (``SPECIALISE = "auto"``)?"""
     if sp.ready(mode):
         return True
-    rounds, cpu, decisions = _played.get(sp, (0, 0.0, 0))
+    use = _use(sp)
     if sp.on_disk(mode):
-        return rounds + n_rounds >= LOAD_AFTER_ROUNDS
-    return cpu >= COMPILE_AFTER_S and cpu * 1e9 <= CHEAP_NS * max(decisions, 1)
+        return use.rounds + n_rounds >= LOAD_AFTER_ROUNDS
+    if use.cpu * 1e9 > CHEAP_NS * max(use.decisions, 1) or use.decisions == 0:
+        return False                # costly policies (or nothing played here yet to tell)
+    return use.total_cpu() >= COMPILE_AFTER_S
 
 
-def _count(tally, rows: np.ndarray, cpu: float) -> None:
-    """Add a generic-loop call's rounds, CPU time and decisions to its policy set's tally."""
-    if tally is not None and len(rows):
-        tally[0] += len(rows)
-        tally[1] += cpu
-        # one decision per action, and one per stop: every turn but a last one ended by going out
-        tally[2] += int(rows[:, loop.C_ACTIONS].sum() + rows[:, loop.C_TURNS].sum()) - int(
-            (rows[:, loop.C_END] == layout.END_OUT).sum())
+def _count(use, rows: np.ndarray, cpu: float) -> None:
+    """Add a generic-loop call's work to its policy set's :class:`_Use` (None: not specialisable)."""
+    if use is not None and len(rows):
+        use.add(rows, cpu)
 
 
 def max_match_rounds(rules: RuleSet, players: int) -> int:

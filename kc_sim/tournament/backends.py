@@ -4,8 +4,10 @@
 to their results in completion order, whatever the backend:
 
 * ``sequential`` (or loky with one job): in this process, one chunk after another;
-* ``loky``: joblib's reusable process pool, at most two chunks in flight per worker
-  (:func:`_windowed`), so finished chunks are written while others are played;
+* ``loky``: ``jobs`` processes play: this one and ``jobs - 1`` workers of joblib's reusable
+  process pool, at most two chunks in flight per worker (:func:`_windowed`). This process
+  plays a chunk whenever no worker result is waiting, so it plays from the start while the
+  workers are still starting, and writes each finished chunk in between;
 * ``dask``: a ``dask.distributed`` client of a scheduler, or of a LocalCluster.
 
 A worker that dies ends the run with :class:`WorkerLost` naming the chunks not finished;
@@ -40,18 +42,31 @@ def _quiet_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+_pool = []                       # the reusable pool once made (for release_workers)
+
+
 def _loky_executor(jobs: int):
     """joblib's reusable loky process pool (workers inherit the environment, hence the
     numba cache folder); the same pool is reused by later runs of this process."""
-    return get_reusable_executor(max_workers=jobs, timeout=300, initializer=_quiet_worker)
+    ex = get_reusable_executor(max_workers=jobs, timeout=300, initializer=_quiet_worker)
+    _pool[:] = [ex]
+    return ex
+
+
+def release_workers() -> None:
+    """Stop the pool's workers now, when nothing will reuse them (the end of a command):
+    left to the interpreter's exit, their shutdown adds about half a second."""
+    if _pool:
+        _stop_loky(_pool.pop())
 
 
 def prestart_loky(jobs: int, warm_args: tuple) -> list:
-    """Start the loky workers now and have each load the compiled code; returns the
-    futures of those warm-ups (the run waits for them, so start-up is timed apart from play)."""
+    """Start the pool's workers for a run of ``jobs`` playing processes (this one and
+    ``jobs - 1`` workers) and have each load the compiled code; returns the futures of
+    those warm-ups (queued before any chunk, so a worker plays only once warm)."""
     with _sigint_ignored():          # see _sigint_ignored; the initializer covers respawned workers
-        ex = _loky_executor(jobs)
-        return [ex.submit(warm, *warm_args) for _ in range(jobs)]
+        ex = _loky_executor(jobs - 1)
+        return [ex.submit(warm, *warm_args) for _ in range(jobs - 1)]
 
 
 def _lost(err: BaseException, running) -> WorkerLost:
@@ -61,18 +76,12 @@ def _lost(err: BaseException, running) -> WorkerLost:
                       "rerun the same command to resume")
 
 
-def wait_warm(futures, pending) -> None:
-    """Wait for the workers' warm-ups (a worker lost meanwhile ends the run like one lost
-    while playing: nothing was played yet)."""
-    try:
-        for fut in futures:
-            fut.result()
-    except BrokenProcessPool as e:
-        raise _lost(e, pending[:2 * len(futures)]) from None
-
-
-def _windowed(submit, tasks, window: int, dead_worker=lambda: None):
+def _windowed(submit, tasks, window: int, dead_worker=lambda: None, local=None, ready=lambda: True):
     """Submit tasks keeping at most ``window`` in flight; yield results as they complete.
+    With ``local`` (a function playing one task here), whenever no submitted task has
+    finished the next task is played by ``local`` in this process instead of waiting, and
+    no task is submitted before ``ready()`` (the workers are warm): a task queued behind a
+    worker still starting could leave this process waiting for it at the end.
     A broken pool (a worker died), seen by a result, by the next submit or by
     ``dead_worker()`` (checked every second while waiting), ends the run with
     :class:`WorkerLost` naming the chunks not finished. Pending futures are left to the
@@ -81,21 +90,40 @@ def _windowed(submit, tasks, window: int, dead_worker=lambda: None):
     it = iter(tasks)
     pending = {}
     task = None
+    submitting = False
     try:
-        for task in itertools.islice(it, window):
-            pending[submit(task)] = task
-        while pending:
-            done, _ = wait(pending, timeout=_WATCH_SECONDS, return_when=FIRST_COMPLETED)
+        while True:
+            if not submitting and (local is None or ready()):
+                submitting = True
+                for task in itertools.islice(it, window):
+                    pending[submit(task)] = task
+                task = None
+            done = {f for f in pending if f.done()}
+            if not done and local is not None:
+                task = next(it, None)
+                if task is not None:
+                    res = local(task)
+                    task = None
+                    yield res
+                    continue
+                local = None
+                continue
+            if not pending:
+                break
             if not done:
-                died = dead_worker()
-                if died is not None:
-                    raise BrokenProcessPool(died)
+                done, _ = wait(pending, timeout=_WATCH_SECONDS, return_when=FIRST_COMPLETED)
+                if not done:
+                    died = dead_worker()
+                    if died is not None:
+                        raise BrokenProcessPool(died)
+                    continue
             for fut in done:
                 task = pending.pop(fut)
                 res = fut.result()
                 task = next(it, None)
                 if task is not None:
                     pending[submit(task)] = task
+                task = None
                 yield res
     except BrokenProcessPool as e:
         unfinished = {t.index: t for t in [*pending.values(), *([task] if task is not None else [])]}
@@ -134,17 +162,19 @@ def _stop_loky(ex) -> None:
 
 
 @contextmanager
-def executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple):
-    """A function mapping tasks to an iterator of their results in completion order. On any
-    error or interrupt the workers are stopped at once: a fault never waits for the chunks
-    still running."""
+def executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple, warming=()):
+    """A function mapping tasks to an iterator of their results in completion order, played
+    by ``jobs`` processes (loky: this one among them; ``warming``: the futures of
+    :func:`prestart_loky`). On any error or interrupt the workers are stopped at once: a
+    fault never waits for the chunks still running."""
     if backend == "sequential" or (backend == "loky" and jobs == 1):
         yield lambda tasks: map(run_chunk, tasks)
     elif backend == "loky":
-        ex = _loky_executor(jobs)
+        ex = _loky_executor(jobs - 1)       # this process is the jobs-th player
         try:
-            yield lambda tasks: _windowed(lambda t: ex.submit(run_chunk, t), tasks, 2 * jobs,
-                                          lambda: _dead_loky_worker(ex))
+            yield lambda tasks: _windowed(lambda t: ex.submit(run_chunk, t), tasks, 2 * (jobs - 1),
+                                          lambda: _dead_loky_worker(ex), local=run_chunk,
+                                          ready=lambda: all(f.done() for f in warming))
         except BaseException:
             _stop_loky(ex)
             raise

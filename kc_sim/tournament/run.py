@@ -15,6 +15,7 @@ derives from the run seed and the group number, so the output is the same for ev
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 import zlib
@@ -24,7 +25,7 @@ from pathlib import Path
 from kc_sim.errors import UserError
 from kc_sim.stats import Tally
 from kc_sim.tournament import results
-from kc_sim.tournament.backends import WorkerLost, executor, prestart_loky, wait_warm
+from kc_sim.tournament.backends import WorkerLost, executor, prestart_loky
 from kc_sim.tournament.game_records import write_tournament_records
 from kc_sim.tournament.plan import FAULTS_DIR, FORMAT, Plan, make_plan
 from kc_sim.tournament.run_folder import (
@@ -32,6 +33,7 @@ from kc_sim.tournament.run_folder import (
     open_run_folder,
     save_manifest,
 )
+from kc_sim.tournament.schedule import group_seeds
 from kc_sim.tournament.schema import matches_table, rounds_table
 from kc_sim.tournament.stopping import Stopper, parse_until
 from kc_sim.tournament.worker import ChunkTask, warm
@@ -81,9 +83,9 @@ ROUNDS_PER_MATCH = 5            # about, for sizing runs of matches
 
 
 def size_workers(jobs, plan: Plan, pending) -> int:
-    """Worker processes for the chunks ``pending``: ``--jobs`` when given (at most one per
-    chunk); by default every core, but no more than the work pays for (a 100,000-round run
-    of compiled agents plays in this process rather than start two workers)."""
+    """Processes playing the chunks ``pending`` (this one and the workers): ``--jobs`` when
+    given (at most one per chunk); by default every core, but no more than the work pays for
+    (a 100,000-round run of compiled agents plays in this process alone)."""
     if jobs is not None and int(jobs) != -1:
         return max(1, min(resolve_jobs(jobs), len(pending)))
     rounds = sum(plan.schedule.units_of(c) for c in pending) * (1 if plan.mode == "rounds" else ROUNDS_PER_MATCH)
@@ -96,6 +98,41 @@ def _warm_marker(warm_args) -> Path:
     (the cache folder changes with the sources, so the marker does too)."""
     key = zlib.crc32(repr(warm_args[:3]).encode())
     return Path(os.environ.get("NUMBA_CACHE_DIR", ".")) / f"warm-{key:08x}"
+
+
+def _loop_marker(mode: str) -> Path:
+    """A file in the compile cache saying the generic loop of ``mode`` was compiled there."""
+    return Path(os.environ.get("NUMBA_CACHE_DIR", ".")) / f"loop-{mode}"
+
+
+def compile_loop_aside(mode: str) -> subprocess.Popen | None:
+    """On a cold cache, compile the generic loop of ``mode`` in a second process while this
+    one loads the agents (which compiles their policies): the two take seconds each and a
+    second core does one of them for free. Returns the process (None when the loop is
+    cached or there is one core); :func:`wait_loop` before playing here. It leaves a marker
+    in the cache; if the marker outlives the cached loop, this process compiles the loop."""
+    marker = _loop_marker(mode)
+    if marker.exists() or (os.cpu_count() or 1) < 2:
+        return None
+    code = (f"from kc_sim.core.loop import compile_generic; compile_generic({mode!r}); "
+            f"open({str(marker)!r}, 'w').close()")
+    try:
+        return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    except OSError:            # pragma: no cover - no process to spare: this process compiles it
+        return None
+
+
+def wait_loop(aside: subprocess.Popen | None) -> None:
+    """Wait for :func:`compile_loop_aside` (if it failed, this process compiles the loop
+    itself when it first plays), meanwhile doing what the run needs later anyway: the
+    seed kernel's compile and the import of pyarrow (for writing the parts)."""
+    if aside is None:
+        return
+    if aside.poll() is None:
+        group_seeds(0, 0, 1)
+        import pyarrow.parquet  # noqa: F401 - lazy: see kc_sim.tournament.results
+    aside.wait()
 
 
 def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
@@ -120,6 +157,21 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
         raise UserError(f"bad --records {records}: expected 0 or more")
     resolve_jobs(jobs)                         # a bad --jobs is refused before anything else
     stop_rule = parse_until(until, precision, alpha)
+    aside = compile_loop_aside("rounds" if matches is None else "matches")
+    try:
+        return _run(agents, players, rounds, matches, rules, seed, jobs, backend, scheduler, out, records,
+                    chunk_size, lineups, seating, stop_rule, quiet, command, on_chunk, summary, t0, aside)
+    except BaseException:
+        if aside is not None and aside.poll() is None:   # nothing will wait for it
+            aside.kill()
+            aside.wait()
+        raise
+
+
+def _run(agents, players, rounds, matches, rules, seed, jobs, backend, scheduler, out, records, chunk_size,
+         lineups, seating, stop_rule, quiet, command, on_chunk, summary, t0, aside) -> RunResult:
+    """:func:`run_tournament` once its options are checked (``aside``: the loop compiling
+    in a second process, or None)."""
     plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
                      out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
     old = check_run_folder(plan)
@@ -141,6 +193,8 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     warm_args = (tuple(plan.load_names[i] for i in sched.lineups[0]), plan.rules.spec(), plan.mode, faults)
     pool = backend == "loky" and workers > 1 and bool(pending)
     marker = _warm_marker(warm_args)
+    if all(s.compiled for s in plan.specs):
+        wait_loop(aside)   # (Python agents play in the Python loop: the compile goes on for later runs)
     if not (pool and marker.exists()):
         warm(*warm_args)   # compile once here, before any worker starts (workers then only load)
         try:
@@ -157,8 +211,7 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     t_play = time.perf_counter()
     try:
         if tasks:
-            with executor(backend, workers, scheduler, warm_args) as run:
-                wait_warm(warming, pending)
+            with executor(backend, workers, scheduler, warm_args, warming) as run:
                 t_play = time.perf_counter()
                 for res in run(tasks):
                     _store(plan, manifest, chunks[res["index"]], res)

@@ -170,13 +170,34 @@ def test_auto_compiles_only_when_it_pays(monkeypatch):
     monkeypatch.setattr(sp, "ready", lambda mode: False)
     loads = []
     monkeypatch.setattr(sp, "load", lambda mode: loads.append(mode) or specialise.Specialised.load(sp, mode))
-    before = runner._played.get(sp, [0])[0]
+    monkeypatch.setattr(runner, "COMPILE_AFTER_S", 1e9)
+    before = runner._use(sp).rounds
     runner.play_rounds(agents, np.arange(50), "classic")
-    assert loads == [] and runner._played[sp][0] == before + 50
+    assert loads == [] and runner._played[sp].rounds == before + 50
     monkeypatch.setattr(runner, "COMPILE_AFTER_S", 0.0)
     monkeypatch.setattr(runner, "CHEAP_NS", 1e12)
     runner.play_rounds(agents, np.arange(50), "classic")
-    assert loads == ["rounds"] and runner._played[sp][0] == before + 50
+    assert loads == ["rounds"] and runner._played[sp].rounds == before + 50
+
+
+def test_the_generic_loop_time_counts_over_processes(tmp_path):
+    """Each process appends its generic-loop CPU time on a set to the set's file, so the
+    compile threshold is reached by a series of runs as by one long run."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "loops_x.py"
+    code = ("import sys, types, numpy as np; from kc_sim.play import runner; "
+            "rows = runner.play_rounds(['greedy', 'greedy'], np.arange(20), 'classic'); "
+            f"u = runner._Use(types.SimpleNamespace(path=__import__('pathlib').Path({str(path)!r}))); "
+            "u.add(rows, 1.25); u.add(rows, 0.5)")
+    for _ in range(2):                                 # two other processes, one after the other
+        subprocess.run([sys.executable, "-c", code], check=True)
+    here = runner._Use(type("S", (), {"path": path})())
+    assert here.total_cpu() == pytest.approx(2 * 1.25)  # 0.5 s left unsaved in each (under SAVE_EVERY_S)
+    rows = runner.play_rounds(["greedy", "greedy"], np.arange(20), "classic")
+    here.add(rows, 0.25)
+    assert here.total_cpu() == pytest.approx(2.75) and here.decisions > 0
 
 
 def test_policies_not_known_at_load_time_use_the_generic_loop():

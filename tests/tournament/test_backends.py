@@ -1,6 +1,7 @@
-"""The loky backend's own watch for dead workers: a run whose worker died ends with
-WorkerLost even when no future ever reports it (loky can miss a worker killed at the
-wrong moment; the run then used to wait forever)."""
+"""The loky backend: its own watch for dead workers (a run whose worker died ends with
+WorkerLost even when no future ever reports it: loky can miss a worker killed at the
+wrong moment, and the run then used to wait forever), and this process playing chunks
+itself while the workers start and whenever no worker result is waiting."""
 
 import os
 import signal
@@ -32,6 +33,37 @@ def test_a_dead_worker_ends_the_wait_even_if_no_future_says_so():
         list(backends._windowed(lambda task: never, [_Task(7)], window=2, dead_worker=dead_worker))
     assert len(calls) == 2                             # checked once a second while waiting
     assert time.monotonic() - t0 < 10
+
+
+def test_this_process_plays_while_the_workers_are_not_ready():
+    played, submitted = [], []
+
+    def submit(task):
+        submitted.append(task.index)
+        return Future()                                # never finishes: the workers are busy
+
+    results = list(backends._windowed(submit, [_Task(i) for i in range(5)], window=2,
+                                      local=lambda t: played.append(t.index) or t.index, ready=lambda: False))
+    assert results == played == [0, 1, 2, 3, 4] and submitted == []
+
+
+def test_workers_get_chunks_once_ready_and_this_process_takes_the_rest():
+    from concurrent.futures import ThreadPoolExecutor
+
+    ready, local = [False], []
+
+    def play_here(task):
+        local.append(task.index)
+        ready[0] = True                                # the workers are warm after the first chunk
+        time.sleep(0.05)
+        return task.index
+
+    with ThreadPoolExecutor(1) as pool:
+        results = list(backends._windowed(lambda t: pool.submit(lambda: time.sleep(0.01) or t.index),
+                                          [_Task(i) for i in range(20)], window=2, local=play_here,
+                                          ready=lambda: ready[0]))
+    assert sorted(results) == list(range(20))          # each chunk once, whoever played it
+    assert local[0] == 0 and 0 < len(local) < 20        # here first, then shared with the pool
 
 
 def test_the_pool_probe_sees_a_killed_worker():

@@ -1,0 +1,54 @@
+"""The speed targets ``kc-sim bench`` checks its figures against (issue 13's table).
+
+Each target names one figure of :func:`kc_sim.bench.core.run_bench`, the side it must be
+on and the goal. :func:`check` returns a row per target whose figure was measured in this
+run (``--cold``, ``--agents`` and ``--tournament`` add figures), so ``make bench``, which
+asks for all of them, shows every target at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Target:
+    key: str          # the figure
+    at_least: bool    # True: figure >= goal; False: figure <= goal
+    goal: float
+    what: str
+
+    def met(self, value: float) -> bool:
+        return value >= self.goal if self.at_least else value <= self.goal
+
+
+TARGETS = (
+    Target("specialised_vs_inline", True, 0.85, "greedy 4p: specialised loop vs the hand-inlined loop"),
+    Target("command_1m_rounds_s", False, 3.0, "kc-sim tournament --agents greedy,merger --rounds 1000000 (s)"),
+    Target("tournament_speedup_2_vs_1", True, 1.7, "the same 1M rounds, --jobs 2 vs --jobs 1"),
+    Target("import_tournament_s", False, 0.5, "import of the tournament package (s)"),
+    Target("cold_command_s", False, 10.0, "first kc-sim tournament --agents greedy,merger, empty cache (s)"),
+    Target("agent_planner_2p_rounds_per_s", True, 15_000, "planner, 2-player self-play, rounds/s per core"),
+    Target("agent_sampler_2p_rounds_per_s", True, 1_000, "sampler, 2-player self-play, rounds/s per core"),
+    Target("agent_python-first-legal_rounds_per_s", True, 30_000,
+           "trivial Python agent, 4 players, rounds/s per core"),
+)
+
+
+def check(figures: dict) -> list[dict]:
+    """One row per target measured in ``figures``: ``key``, ``what``, ``value``, ``goal``,
+    ``side`` (">=" or "<=") and ``met``."""
+    return [{"key": t.key, "what": t.what, "value": figures[t.key], "goal": t.goal,
+             "side": ">=" if t.at_least else "<=", "met": t.met(figures[t.key])}
+            for t in TARGETS if t.key in figures]
+
+
+def format_rows(rows: list[dict]) -> str:
+    """The targets as a text table (what the command prints after the figures)."""
+    if not rows:
+        return ""
+    w = max(len(r["what"]) for r in rows)
+    lines = [f"{'target':{w}s} {'measured':>12s} {'goal':>10s}  met"]
+    for r in rows:
+        lines.append(f"{r['what']:{w}s} {r['value']:>12,.3f} {r['side']} {r['goal']:>7,g}  {'yes' if r['met'] else 'NO'}")
+    return "\n".join(lines)

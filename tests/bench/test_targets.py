@@ -1,0 +1,35 @@
+"""The speed targets of ``kc-sim bench``: checked on the figures a run measured, and the
+whole-command figures measured by running the real command."""
+
+from __future__ import annotations
+
+from kc_sim.bench import targets
+from kc_sim.bench.tournament import bench_tournament
+
+
+def test_targets_are_checked_on_the_measured_figures_only():
+    rows = targets.check({"import_tournament_s": 0.4, "agent_planner_2p_rounds_per_s": 9_000.0, "other": 1})
+    by_key = {r["key"]: r for r in rows}
+    assert set(by_key) == {"import_tournament_s", "agent_planner_2p_rounds_per_s"}
+    assert by_key["import_tournament_s"]["met"] and by_key["import_tournament_s"]["side"] == "<="
+    assert not by_key["agent_planner_2p_rounds_per_s"]["met"]
+    text = targets.format_rows(rows)
+    assert "NO" in text and "yes" in text and text.count("\n") == 2
+
+
+def test_every_target_names_a_figure_the_bench_measures():
+    from kc_sim.bench import agents
+
+    keys = {t.key for t in targets.TARGETS}
+    measured = {"specialised_vs_inline", "command_1m_rounds_s", "tournament_speedup_2_vs_1", "import_tournament_s",
+                "cold_command_s", "agent_python-first-legal_rounds_per_s"}
+    measured |= {f"agent_{name}_2p_rounds_per_s" for name in agents.STRONG_2P}
+    assert keys == measured
+
+
+def test_the_whole_command_figures_come_from_real_commands():
+    fig = bench_tournament(rounds=20_000, repeats=1)
+    for key in ("command_1m_rounds_s", "command_jobs1_s", "command_jobs2_s", "tournament_speedup_2_vs_1",
+                "import_tournament_s"):
+        assert fig[key] > 0, key
+    assert fig["command_1m_rounds_s"] > fig["import_tournament_s"]      # a process that imports, then plays
