@@ -42,3 +42,22 @@ def test_a_run_leaves_the_warm_marker_in_the_cache(tmp_path):
     names = tuple(res.plan.load_names[i] for i in res.plan.schedule.lineups[0])
     marker = _warm_marker((names, res.plan.rules.spec(), "rounds", "ignored"))
     assert marker.exists() and marker.parent == type(marker)(os.environ["NUMBA_CACHE_DIR"])
+
+
+def test_a_cold_cache_compiles_the_loop_in_a_second_process(tmp_path):
+    """From an empty compile cache the round loop compiles in a second process while this one
+    loads the agents; the run plays exactly what a warm run plays."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    cold = tmp_path / "cold"
+    r = subprocess.run([sys.executable, "-m", "kc_sim.cli", "tournament", "--agents", "greedy,random",
+                        "--rounds", "2000", "--out", str(cold), "--quiet"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    folder, = (tmp_path / "cache").glob("kc-sim-*")
+    assert (folder / "loop-rounds").exists()             # left by the second process
+    warm = run_tournament(["greedy", "random"], rounds=2_000, out=tmp_path / "warm", quiet=True)
+    pd.testing.assert_frame_equal(pd.read_parquet(cold / "summary.parquet"), pd.read_parquet(warm.out / "summary.parquet"))
