@@ -93,7 +93,6 @@ from kc_sim.core.bits import lowest, popcount
 from kc_sim.core.ids import (
     id_card,
     id_pile,
-    is_corner,
     is_place,
 )
 from kc_sim.core.layout import (
@@ -152,42 +151,10 @@ PLAN0 = 8           # mem[PLAN0 + i]: i-th action of the plan
 
 @nb.njit(cache=True)
 def evaluate(h0, h1, tp, bp, unseen, table, side_ok, scoring, w, open_scale):
-    """Score of ending the turn in this position (lower is better); see the module doc."""
-    pen = penalty_of_masks(h0, h1, scoring)
-    if pen == 0 and h0 == 0:
-        return np.int64(0)
-    targets = np.int64(0)
-    tops = np.int64(0)
-    free = 0
-    empty_corner = False
-    for p in range(N_PILES):
-        t = pile_get(tp, p)
-        if t >= 0:
-            targets |= FITS_ON[t]
-            tops |= np.int64(1) << t
-        elif is_corner(p):
-            targets |= np.int64(KINGS_MASK)
-            empty_corner = True
-        else:
-            targets |= side_ok
-            free += 1
-    for s in range(N_SIDES):
-        b = pile_get(bp, s)
-        if b >= 0:
-            free += popcount(FITS_UNDER[b] & tops)
-            if RANK[b] == KING and empty_corner:
-                free += 1
-    opened = popcount(unseen & targets)
-    dead = 0
-    rest = h0 & np.int64(NON_KINGS_MASK) if w[W_DEAD] != 0 else np.int64(0)
-    buried = table & ~tops
-    while rest:
-        c = lowest(rest)
-        rest &= rest - 1
-        par = FITS_UNDER[c]
-        if (par & buried) == par:
-            dead += 1
-    return 64 * (w[W_PEN] * pen + w[W_FREE] * free + w[W_DEAD] * dead) + w[W_OPEN] * opened * open_scale
+    """Score of ending the turn in this position (lower is better); see the module doc.
+    The search scores its nodes with :func:`_score`, given the scan of the tops it has made."""
+    tops, empty = scan_piles(tp)
+    return _score(h0, h1, bp, tops, empty, fits_on_set(tops), unseen, table, side_ok, scoring, w, open_scale)
 
 
 @nb.njit(cache=True)
