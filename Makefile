@@ -35,7 +35,7 @@ notebook: $(BIN)/jupyter-lab
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 bench: install
-	$(BIN)/kc-sim bench --cold --agents --tournament
+	$(BIN)/kc-sim bench --cold --agents --tournament --env
 
 lock: install
 	$(PIP) pip-tools

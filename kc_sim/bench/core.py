@@ -161,7 +161,7 @@ def start_seconds(cache_dir: str | None = None) -> float:
 
 
 def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, agents: bool = False,
-              tournament: bool = False, scale=None) -> dict:
+              tournament: bool = False, scale=None, env: bool = False) -> dict:
     """All figures as one flat dict (what ``kc-sim bench --json`` prints, with ``targets``:
     :func:`kc_sim.bench.targets.check` of them)."""
     rules = parse_rules("classic")
@@ -188,4 +188,8 @@ def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, a
         figures.update({k: round(v, 3) if isinstance(v, float) else v for k, v in bench_tournament().items()})
     if scale:
         figures.update(run_scale(scale))
+    if env:
+        from kc_sim.bench.env import bench_env  # lazy: the AEC env needs the rl extra
+
+        figures.update({k: round(v, 1) if isinstance(v, float) else v for k, v in bench_env(seconds).items()})
     return figures

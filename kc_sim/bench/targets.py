@@ -1,9 +1,9 @@
-"""The speed targets ``kc-sim bench`` checks its figures against (issue 13's table).
+"""The speed targets ``kc-sim bench`` checks its figures against.
 
 Each target names one figure of :func:`kc_sim.bench.core.run_bench`, the side it must be
 on and the goal. :func:`check` returns a row per target whose figure was measured in this
-run (``--cold``, ``--agents`` and ``--tournament`` add figures), so ``make bench``, which
-asks for all of them, shows every target at once.
+run (``--cold``, ``--agents``, ``--tournament`` and ``--env`` add figures), so ``make bench``,
+which asks for all of them, shows every target at once.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ TARGETS = (
     Target("agent_sampler_2p_rounds_per_s", True, 1_000, "sampler, 2-player self-play, rounds/s per core"),
     Target("agent_python-first-legal_rounds_per_s", True, 30_000,
            "trivial Python agent, 4 players, rounds/s per core"),
+    Target("vector_env_steps_per_s", True, 1_000_000, "batched env, B=1024, random legal actions, steps/s per core"),
+    Target("vector_vs_aec", True, 50, "batched env vs the PettingZoo AEC env, same run"),
 )
 
 
@@ -43,12 +45,17 @@ def check(figures: dict) -> list[dict]:
             for t in TARGETS if t.key in figures]
 
 
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:,.3f}".rstrip("0").rstrip(".")
+
+
 def format_rows(rows: list[dict]) -> str:
     """The targets as a text table (what the command prints after the figures)."""
     if not rows:
         return ""
     w = max(len(r["what"]) for r in rows)
-    lines = [f"{'target':{w}s} {'measured':>12s} {'goal':>10s}  met"]
+    lines = [f"{'target':{w}s} {'measured':>12s} {'goal':>13s}  met"]
     for r in rows:
-        lines.append(f"{r['what']:{w}s} {r['value']:>12,.3f} {r['side']} {r['goal']:>7,g}  {'yes' if r['met'] else 'NO'}")
+        goal = f"{r['side']} {_num(r['goal'])}"
+        lines.append(f"{r['what']:{w}s} {_num(r['value']):>12s} {goal:>13s}  {'yes' if r['met'] else 'NO'}")
     return "\n".join(lines)

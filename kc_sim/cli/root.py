@@ -109,6 +109,8 @@ def bench(
         "tournament and of leaderboard, plot and report on it at each --scale-rounds size (~2 min)")] = False,
     scale_rounds: Annotated[str, typer.Option(
         "--scale-rounds", help="comma-separated tournament sizes for --scale")] = "1500000,9000000",
+    env: Annotated[bool, typer.Option(
+        "--env", help="also time the batched environment against the PettingZoo one (needs kc-sim[rl], ~10 s)")] = False,
 ):
     """Measure rounds per second: compiled core vs the reference (random play, classic, 4 players, one core)."""
     # lazy: see record
@@ -122,7 +124,7 @@ def bench(
     if scale and (len(sizes) < 2 or min(sizes) < 1):
         raise UserError(f"bad --scale-rounds {scale_rounds!r}: expected at least two positive sizes")
     figures = run_bench(rounds=rounds, seconds=seconds, cold=cold, agents=agents, tournament=tournament,
-                        scale=sizes if scale else None)
+                        scale=sizes if scale else None, env=env)
     rows = bench_targets.check(figures)
     if as_json:
         typer.echo(json.dumps({**figures, "targets": rows}))

@@ -22,7 +22,7 @@ def test_every_target_names_a_figure_the_bench_measures():
 
     keys = {t.key for t in targets.TARGETS}
     measured = {"specialised_vs_inline", "command_1m_rounds_s", "tournament_speedup_2_vs_1", "import_tournament_s",
-                "cold_command_s", "agent_python-first-legal_rounds_per_s"}
+                "cold_command_s", "agent_python-first-legal_rounds_per_s", "vector_env_steps_per_s", "vector_vs_aec"}
     measured |= {f"agent_{name}_2p_rounds_per_s" for name in agents.STRONG_2P}
     assert keys == measured
 
@@ -33,3 +33,11 @@ def test_the_whole_command_figures_come_from_real_commands():
                 "import_tournament_s"):
         assert fig[key] > 0, key
     assert fig["command_1m_rounds_s"] > fig["import_tournament_s"]      # a process that imports, then plays
+
+
+def test_the_env_figures_come_from_both_environments_stepping():
+    from kc_sim.bench.env import bench_env
+
+    fig = bench_env(seconds=0.2)
+    assert fig["vector_env_steps_per_s"] > 0 and fig["aec_env_steps_per_s"] > 0
+    assert fig["vector_vs_aec"] == fig["vector_env_steps_per_s"] / fig["aec_env_steps_per_s"]
