@@ -8,7 +8,9 @@
     while True:
         out = env.step(env.sample())       # int64[B] action ids of the seats to act
 
-``BatchEnv(batch_size, players=2, rules="classic", opponents=None, auto_reset=True)``.
+``BatchEnv(batch_size, players=2, rules="classic", opponents=None, auto_reset=True,
+observation="vector")``; ``observation="planes"`` gives the learnable encoding of
+:mod:`kc_sim.ui.obs_planes` (float32[B, 1575]) instead of the 143-value vector.
 ``opponents`` maps seats to compiled kc-sim agents (``{1: "greedy"}``): they play inside
 the compiled call, after each learner action, until a learner seat must act or the round
 ends. The other seats are learners; ``step`` takes their actions.
@@ -73,6 +75,7 @@ from kc_sim.core.step import apply, deal
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.registry import load_agent
+from kc_sim.ui.obs_planes import PLANES_SIZE, planes_rows
 from kc_sim.ui.obs_vector import OBS_SIZE, fill_observation
 
 __all__ = ["BatchEnv", "BatchOutput"]
@@ -307,13 +310,16 @@ class BatchEnv:
     """``batch_size`` rounds stepped together by one compiled call; see the module docstring."""
 
     def __init__(self, batch_size: int, players: int = 2, rules: str | RuleSet = "classic",
-                 opponents: dict | None = None, auto_reset: bool = True):
+                 opponents: dict | None = None, auto_reset: bool = True, observation: str = "vector"):
         try:
             batch_size, players = int(batch_size), int(players)
         except (TypeError, ValueError):
             raise UserError(f"bad batch_size {batch_size!r} or players {players!r}: expected integers") from None
         if batch_size < 1:
             raise UserError(f"bad batch_size {batch_size}: expected at least 1")
+        if observation not in ("vector", "planes"):
+            raise UserError(f"bad observation {observation!r}: expected vector or planes")
+        self.observation = observation
         self.rules = parse_rules(rules)
         self.rules.check_players(players)
         self.batch_size, self.players, self.auto_reset = batch_size, players, bool(auto_reset)
@@ -358,7 +364,14 @@ class BatchEnv:
             rewards=np.zeros((B, players), dtype=np.float32),
             terminated=np.zeros(B, dtype=np.bool_),
         )
+        self._vector = self.out.observation
+        if observation == "planes":           # the learnable encoding, computed from the vector
+            self.out = self.out._replace(observation=np.zeros((B, PLANES_SIZE), dtype=np.float32))
         self._ready = False
+
+    def _encode(self) -> None:
+        if self.observation == "planes":
+            planes_rows(self._vector, self._codes, self.out.observation)
 
     def reset(self, seeds) -> BatchOutput:
         """Deal a new round in every env: ``seeds`` int64[B] round seeds, or one int S for
@@ -373,8 +386,9 @@ class BatchEnv:
         o = self.out
         r = self._reset_fn(self.state, self.memory, self.seeds, self.episodes, self.round_seeds, self.skipped, self._last,
                            self._box, self._learner, self.players, self._codes, self.auto_reset,
-                           o.current_player, o.observation, o.legal_action_mask, o.rewards, o.terminated, self._opp)
+                           o.current_player, self._vector, o.legal_action_mask, o.rewards, o.terminated, self._opp)
         self._ready = r == OK
+        self._encode()
         self._check_opponent(r)
         return o
 
@@ -394,7 +408,8 @@ class BatchEnv:
         o = self.out
         r = self._step_fn(self.state, self.memory, a, self.seeds, self.episodes, self.round_seeds, self.skipped, self._last,
                           self._box, self._learner, self.players, self._codes, self.auto_reset,
-                          o.current_player, o.observation, o.legal_action_mask, o.rewards, o.terminated, self._opp)
+                          o.current_player, self._vector, o.legal_action_mask, o.rewards, o.terminated, self._opp)
+        self._encode()
         if r >= 0:
             seat = int(self.state[r, L.SEAT])
             raise ValueError(f"illegal action {int(a[r])} in env {r} (seat {seat} to act); "

@@ -63,6 +63,10 @@ Observations
     ``OBS`` maps these names to slices and :func:`split_observation` cuts an observation
     into them. The order of the stock and other hands never appear.
 
+    ``env(..., observation="planes")`` gives instead the learnable encoding of
+    :mod:`kc_sim.ui.obs_planes` (float32[1575]: one-hot tops, bases and drawn card, what
+    fits on each pile, scaled counts, the rule switches), computed from this vector.
+
 Rewards
     0 at every step but the last; when the round ends every agent gets minus its
     penalty for the round (docs/rules.md, Scoring: 10 per king and 1 per other card with
@@ -114,6 +118,7 @@ from kc_sim.play.game import Game
 from kc_sim.play.recorded import RecordedRound
 from kc_sim.play.registry import load_agent
 from kc_sim.play.seat import SeatedAgents
+from kc_sim.ui.obs_planes import PLANES_SIZE, planes
 from kc_sim.ui.obs_vector import (  # noqa: F401 - OBS, OBS_SIZE and split_observation are part of this API
     OBS,
     OBS_HIGH,
@@ -151,9 +156,13 @@ class raw_env(AECEnv, EzPickle):
         "render_fps": 1,
     }
 
-    def __init__(self, players: int = 2, rules: str | RuleSet = "classic", render_mode: str | None = None):
-        EzPickle.__init__(self, players, rules, render_mode)
+    def __init__(self, players: int = 2, rules: str | RuleSet = "classic", render_mode: str | None = None,
+                 observation: str = "vector"):
+        EzPickle.__init__(self, players, rules, render_mode, observation)
         super().__init__()
+        if observation not in ("vector", "planes"):
+            raise UserError(f"bad observation {observation!r}: expected vector or planes")
+        self.observation = observation
         self.rules = parse_rules(rules)
         try:
             players = int(players)
@@ -170,7 +179,9 @@ class raw_env(AECEnv, EzPickle):
         self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
         self.observation_spaces = {
             a: spaces.Dict({
-                "observation": spaces.Box(low=OBS_LOW, high=OBS_HIGH, shape=(OBS_SIZE,), dtype=np.int8),
+                "observation": (spaces.Box(low=OBS_LOW, high=OBS_HIGH, shape=(OBS_SIZE,), dtype=np.int8)
+                                if observation == "vector" else
+                                spaces.Box(low=0.0, high=1.0, shape=(PLANES_SIZE,), dtype=np.float32)),
                 "action_mask": spaces.Box(low=0, high=1, shape=(N_ACTIONS,), dtype=np.int8),
             })
             for a in self.possible_agents
@@ -226,6 +237,8 @@ class raw_env(AECEnv, EzPickle):
         g = self.round.game
         obs = np.zeros(OBS_SIZE, dtype=np.int8)
         fill_observation(g.state, seat, obs)
+        if self.observation == "planes":
+            obs = planes(obs, self.rules)
         if not g.over and g.seat == seat:
             mask = g.legal_mask().astype(np.int8)
         else:
@@ -279,11 +292,12 @@ class raw_env(AECEnv, EzPickle):
 
 
 def env(players: int = 2, rules: str | RuleSet = "classic", render_mode: str | None = None,
-        illegal_reward: float | None = None):
+        illegal_reward: float | None = None, observation: str = "vector"):
     """The environment wrapped as PettingZoo's classic environments are: an illegal action
     ends the round with ``illegal_reward`` for the offender (default ``-max_penalty(rules)``)
-    and 0 for the others; out-of-range actions assert; calls out of order are caught."""
-    e = raw_env(players=players, rules=rules, render_mode=render_mode)
+    and 0 for the others; out-of-range actions assert; calls out of order are caught.
+    ``observation="planes"``: the learnable encoding (:mod:`kc_sim.ui.obs_planes`)."""
+    e = raw_env(players=players, rules=rules, render_mode=render_mode, observation=observation)
     if illegal_reward is None:
         illegal_reward = -float(max_penalty(e.rules))
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
