@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,38 +94,46 @@ def size_workers(jobs, plan: Plan, pending) -> int:
     return max(1, min(resolve_jobs(jobs), len(pending), -(-rounds // per_worker)))
 
 
+def _in_cache(name: str) -> Path:
+    """A marker file in the compile cache (the folder changes with the sources, so the
+    markers do too)."""
+    return Path(os.environ.get("NUMBA_CACHE_DIR", ".")) / name
+
+
 def _warm_marker(warm_args) -> Path:
-    """A file in the compile cache saying these agents, rules and mode were compiled there
-    (the cache folder changes with the sources, so the marker does too)."""
-    key = zlib.crc32(repr(warm_args[:3]).encode())
-    return Path(os.environ.get("NUMBA_CACHE_DIR", ".")) / f"warm-{key:08x}"
+    """The marker saying these agents, rules and mode were compiled in the cache."""
+    return _in_cache(f"warm-{zlib.crc32(repr(warm_args[:3]).encode()):08x}")
 
 
-def _loop_marker(mode: str) -> Path:
-    """A file in the compile cache saying the generic loop of ``mode`` was compiled there."""
-    return Path(os.environ.get("NUMBA_CACHE_DIR", ".")) / f"loop-{mode}"
-
-
-def compile_loop_aside(mode: str) -> subprocess.Popen | None:
+@contextmanager
+def compiling_loop_aside(mode: str):
     """On a cold cache, compile the generic loop of ``mode`` in a second process while this
     one loads the agents (which compiles their policies): the two take seconds each and a
-    second core does one of them for free. Returns the process (None when the loop is
-    cached or there is one core); :func:`wait_loop` before playing here. It leaves a marker
-    in the cache; if the marker outlives the cached loop, this process compiles the loop."""
-    marker = _loop_marker(mode)
-    if marker.exists() or (os.cpu_count() or 1) < 2:
-        return None
-    code = (f"from kc_sim.core.loop import compile_generic; compile_generic({mode!r}); "
-            f"open({str(marker)!r}, 'w').close()")
+    second core does one of them for free. Yields the process (None when the loop is cached
+    or there is one core); :func:`wait_loop` before playing here; killed if the run fails
+    first. It leaves a marker in the cache; if the marker outlives the cached loop, this
+    process compiles the loop."""
+    marker = _in_cache(f"loop-{mode}")
+    aside = None
+    if not marker.exists() and (os.cpu_count() or 1) >= 2:
+        code = (f"from kc_sim.core.loop import compile_generic; compile_generic({mode!r}); "
+                f"open({str(marker)!r}, 'w').close()")
+        try:
+            aside = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except OSError:        # pragma: no cover - no process to spare: this process compiles it
+            pass
     try:
-        return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-    except OSError:            # pragma: no cover - no process to spare: this process compiles it
-        return None
+        yield aside
+    except BaseException:
+        if aside is not None and aside.poll() is None:   # nothing will wait for it
+            aside.kill()
+            aside.wait()
+        raise
 
 
 def wait_loop(aside: subprocess.Popen | None) -> None:
-    """Wait for :func:`compile_loop_aside` (if it failed, this process compiles the loop
+    """Wait for :func:`compiling_loop_aside` (if it failed, this process compiles the loop
     itself when it first plays), meanwhile doing what the run needs later anyway: the
     seed kernel's compile and the import of pyarrow (for writing the parts)."""
     if aside is None:
@@ -157,95 +166,81 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
         raise UserError(f"bad --records {records}: expected 0 or more")
     resolve_jobs(jobs)                         # a bad --jobs is refused before anything else
     stop_rule = parse_until(until, precision, alpha)
-    aside = compile_loop_aside("rounds" if matches is None else "matches")
-    try:
-        return _run(agents, players, rounds, matches, rules, seed, jobs, backend, scheduler, out, records,
-                    chunk_size, lineups, seating, stop_rule, quiet, command, on_chunk, summary, t0, aside)
-    except BaseException:
-        if aside is not None and aside.poll() is None:   # nothing will wait for it
-            aside.kill()
-            aside.wait()
-        raise
+    with compiling_loop_aside("rounds" if matches is None else "matches") as aside:
+        plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
+                         out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
+        old = check_run_folder(plan)
+        sched = plan.schedule
+        chunks = sched.chunks()
+        manifest = open_run_folder(plan, old, command)
 
+        def done(i: int) -> bool:
+            return manifest["chunks"][i]["state"] == "done"
 
-def _run(agents, players, rounds, matches, rules, seed, jobs, backend, scheduler, out, records, chunk_size,
-         lineups, seating, stop_rule, quiet, command, on_chunk, summary, t0, aside) -> RunResult:
-    """:func:`run_tournament` once its options are checked (``aside``: the loop compiling
-    in a second process, or None)."""
-    plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
-                     out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
-    old = check_run_folder(plan)
-    sched = plan.schedule
-    chunks = sched.chunks()
-    manifest = open_run_folder(plan, old, command)
-
-    def done(i: int) -> bool:
-        return manifest["chunks"][i]["state"] == "done"
-
-    stopper = Stopper(plan, stop_rule) if stop_rule is not None else None
-    if stopper is not None:
-        stopper.advance(done)                  # a resumed run replays the rule over its stored chunks
-    skip = set(stopper.beyond()) if stopper is not None and stopper.stopped_at is not None else set()
-    pending = [c for c in chunks if not done(c.index) and c.index not in skip]
-    resumed = sum(done(c.index) for c in chunks)
-    workers = size_workers(jobs, plan, pending)
-    faults = str((plan.out / FAULTS_DIR).resolve())
-    warm_args = (tuple(plan.load_names[i] for i in sched.lineups[0]), plan.rules.spec(), plan.mode, faults)
-    pool = backend == "loky" and workers > 1 and bool(pending)
-    marker = _warm_marker(warm_args)
-    if all(s.compiled for s in plan.specs):
-        wait_loop(aside)   # (Python agents play in the Python loop: the compile goes on for later runs)
-    if not (pool and marker.exists()):
-        warm(*warm_args)   # compile once here, before any worker starts (workers then only load)
+        stopper = Stopper(plan, stop_rule) if stop_rule is not None else None
+        if stopper is not None:
+            stopper.advance(done)                  # a resumed run replays the rule over its stored chunks
+        skip = set(stopper.beyond()) if stopper is not None and stopper.stopped_at is not None else set()
+        pending = [c for c in chunks if not done(c.index) and c.index not in skip]
+        resumed = sum(done(c.index) for c in chunks)
+        workers = size_workers(jobs, plan, pending)
+        faults = str((plan.out / FAULTS_DIR).resolve())
+        warm_args = (tuple(plan.load_names[i] for i in sched.lineups[0]), plan.rules.spec(), plan.mode, faults)
+        pool = backend == "loky" and workers > 1 and bool(pending)
+        marker = _warm_marker(warm_args)
+        if all(s.compiled for s in plan.specs):
+            wait_loop(aside)   # (Python agents play in the Python loop: the compile goes on for later runs)
+        if not (pool and marker.exists()):
+            warm(*warm_args)   # compile once here, before any worker starts (workers then only load)
+            try:
+                marker.touch()
+            except OSError:    # an unwritable cache folder: the next run warms here again
+                pass
+        # with a warm cache the workers load the compiled code themselves while this process goes on
+        warming = prestart_loky(workers, warm_args) if pool else []
+        tasks = [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
+                           c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode, faults,
+                           tuple(sched.lineups[c.lineup]), len(plan.labels), sched.seatings)
+                 for c in pending]
+        bar = _progress(plan, manifest, quiet)
+        t_play = time.perf_counter()
         try:
-            marker.touch()
-        except OSError:    # an unwritable cache folder: the next run warms here again
-            pass
-    # with a warm cache the workers load the compiled code themselves while this process goes on
-    warming = prestart_loky(workers, warm_args) if pool else []
-    tasks = [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
-                       c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode, faults,
-                       tuple(sched.lineups[c.lineup]), len(plan.labels), sched.seatings)
-             for c in pending]
-    bar = _progress(plan, manifest, quiet)
-    t_play = time.perf_counter()
-    try:
-        if tasks:
-            with executor(backend, workers, scheduler, warm_args, warming) as run:
-                t_play = time.perf_counter()
-                for res in run(tasks):
-                    _store(plan, manifest, chunks[res["index"]], res)
-                    bar.update(sched.units_of(chunks[res["index"]]))
-                    if on_chunk is not None:
-                        on_chunk(res["index"])
-                    if stopper is not None:
-                        stopper.chunk_done(res["index"], res)
-                        if stopper.advance(done):
-                            break
-    except KeyboardInterrupt:
-        bar.close()
-        # a chunk marks itself done only once its parts are in place; Ctrl-C may have come
-        # before the manifest was written: write it now, so the count below is what resumes
-        save_manifest(manifest, plan.out)
-        n_done = sum(done(c.index) for c in chunks)
-        raise Interrupted(f"interrupted with {n_done} of {len(chunks)} chunks done in {plan.out}; "
-                          "rerun the same command to finish") from None
-    finally:
-        bar.close()
-    t_end = time.perf_counter()
-    played = [t.index for t in tasks if done(t.index)]
-    dropped = 0
-    if stopper is not None:
-        _drop_beyond_stop(plan, manifest, stopper)
-        dropped = sum(sched.units_of(chunks[i]) for i in played if not done(i))
-        played = [i for i in played if done(i)]
-    table, files, tally, n_rounds = finish(plan, manifest, records=records, summary=summary)
-    units = sum(sched.units_of(c) for c in chunks if done(c.index))
-    return RunResult(plan.out, plan, table, units, n_rounds, played_chunks=len(played),
-                     played_units=sum(sched.units_of(chunks[i]) for i in played),
-                     resumed_chunks=resumed, seconds=time.perf_counter() - t0, files=files, tally=tally,
-                     start_seconds=t_play - t0, play_seconds=t_end - t_play if tasks else 0.0,
-                     stop=stopper.reason if stopper is not None else None, dropped_units=dropped)
+            if tasks:
+                with executor(backend, workers, scheduler, warm_args, warming) as run:
+                    t_play = time.perf_counter()
+                    for res in run(tasks):
+                        _store(plan, manifest, chunks[res["index"]], res)
+                        bar.update(sched.units_of(chunks[res["index"]]))
+                        if on_chunk is not None:
+                            on_chunk(res["index"])
+                        if stopper is not None:
+                            stopper.chunk_done(res["index"], res)
+                            if stopper.advance(done):
+                                break
+        except KeyboardInterrupt:
+            bar.close()
+            # a chunk marks itself done only once its parts are in place; Ctrl-C may have come
+            # before the manifest was written: write it now, so the count below is what resumes
+            save_manifest(manifest, plan.out)
+            n_done = sum(done(c.index) for c in chunks)
+            raise Interrupted(f"interrupted with {n_done} of {len(chunks)} chunks done in {plan.out}; "
+                              "rerun the same command to finish") from None
+        finally:
+            bar.close()
+        t_end = time.perf_counter()
+        played = [t.index for t in tasks if done(t.index)]
+        dropped = 0
+        if stopper is not None:
+            _drop_beyond_stop(plan, manifest, stopper)
+            dropped = sum(sched.units_of(chunks[i]) for i in played if not done(i))
+            played = [i for i in played if done(i)]
+        table, files, tally, n_rounds = finish(plan, manifest, records=records, summary=summary)
+        units = sum(sched.units_of(c) for c in chunks if done(c.index))
+        return RunResult(plan.out, plan, table, units, n_rounds, played_chunks=len(played),
+                         played_units=sum(sched.units_of(chunks[i]) for i in played),
+                         resumed_chunks=resumed, seconds=time.perf_counter() - t0, files=files, tally=tally,
+                         start_seconds=t_play - t0, play_seconds=t_end - t_play if tasks else 0.0,
+                         stop=stopper.reason if stopper is not None else None, dropped_units=dropped)
 
 
 def _drop_beyond_stop(plan: Plan, manifest: dict, stopper: Stopper) -> None:

@@ -33,6 +33,21 @@ from kc_sim.play.runner import play_rounds
 from tests.helpers.positions import play_turn, position
 
 
+def _turn_starts(seeds, players):
+    """The state at the start of every turn of classic rounds played by random_policy, one
+    round per seed (the same array, advanced between yields)."""
+    codes = parse_rules("classic").codes()
+    for seed in seeds:
+        st = np.zeros(L.STATE_SIZE, np.int64)
+        deal(st, seed, players, 0, codes)
+        mem = np.zeros(MEM_SIZE, np.int64)
+        mem[0] = seed
+        while not st[L.DONE]:
+            if st[L.TURN_ACTIONS] == 0:
+                yield st
+            apply(st, random_policy(st, int(st[L.SEAT]), mem))
+
+
 def test_goes_out_through_a_pile_move_worked_example_2():
     # N 8C 7H moves onto E 9D, the freed side takes 4S, then 3H on 4S: out
     g = position(["4S", "3H"], [["8C", "7H"], ["9D"], ["JC"], ["2H"]])
@@ -94,23 +109,15 @@ def test_packed_piles_round_trip():
 def test_sleep_sets_and_transpositions_lose_no_position():
     """Uncapped, the search with and without sleep sets finds the same best score in many
     positions from random play."""
-    codes = parse_rules("classic").codes()
     plans = np.zeros((1, MAX_PLAN + 1), np.int64)
     lens = np.zeros(1, np.int64)
     s1, s2 = np.zeros(1, np.int64), np.zeros(1, np.int64)
     checked = 0
-    for seed in range(25):
-        st = np.zeros(L.STATE_SIZE, np.int64)
-        deal(st, seed, 2, 0, codes)
-        mem = np.zeros(MEM_SIZE, np.int64)
-        mem[0] = seed
-        while not st[L.DONE]:
-            if st[L.TURN_ACTIONS] == 0:
-                turn_search(st, int(st[L.SEAT]), DEFAULT_WEIGHTS, 100000, 1, plans, lens, s1, True)
-                turn_search(st, int(st[L.SEAT]), DEFAULT_WEIGHTS, 100000, 1, plans, lens, s2, False)
-                assert s1[0] == s2[0]
-                checked += 1
-            apply(st, random_policy(st, int(st[L.SEAT]), mem))
+    for st in _turn_starts(range(25), 2):
+        turn_search(st, int(st[L.SEAT]), DEFAULT_WEIGHTS, 100000, 1, plans, lens, s1, True)
+        turn_search(st, int(st[L.SEAT]), DEFAULT_WEIGHTS, 100000, 1, plans, lens, s2, False)
+        assert s1[0] == s2[0]
+        checked += 1
     assert checked > 200
 
 
@@ -163,24 +170,16 @@ def test_search_in_a_reused_workspace_is_turn_search():
     """One workspace reused by many searches (as the sampler's rollouts do) gives the same
     plans and scores as a fresh one each time, and is left with an empty table."""
     from agents.search import TABLE_SIZE, new_workspace, search
-    codes = parse_rules("classic").codes()
     ws = new_workspace()
     p1, l1, s1 = np.zeros((4, MAX_PLAN + 1), np.int64), np.zeros(4, np.int64), np.zeros(4, np.int64)
     p2, l2, s2 = np.zeros((4, MAX_PLAN + 1), np.int64), np.zeros(4, np.int64), np.zeros(4, np.int64)
     checked = 0
-    for seed in range(12):
-        st = np.zeros(L.STATE_SIZE, np.int64)
-        deal(st, seed, 3, 0, codes)
-        mem = np.zeros(MEM_SIZE, np.int64)
-        mem[0] = seed
-        while not st[L.DONE]:
-            if st[L.TURN_ACTIONS] == 0:
-                for cap, k in ((500, 4), (40, 1)):
-                    n1, c1 = turn_search(st, int(st[L.SEAT]), DEFAULT_WEIGHTS, cap, k, p1, l1, s1)
-                    n2, c2 = search(st, int(st[L.SEAT]), DEFAULT_WEIGHTS, cap, k, p2, l2, s2, True, True, ws)
-                    assert (n1, c1) == (n2, c2) and (s1[:n1] == s2[:n2]).all() and (l1[:n1] == l2[:n2]).all()
-                    assert all((p1[i, :l1[i]] == p2[i, :l2[i]]).all() for i in range(n1))
-                    assert not ws[:TABLE_SIZE].any()
-                checked += 1
-            apply(st, random_policy(st, int(st[L.SEAT]), mem))
+    for st in _turn_starts(range(12), 3):
+        for cap, k in ((500, 4), (40, 1)):
+            n1, c1 = turn_search(st, int(st[L.SEAT]), DEFAULT_WEIGHTS, cap, k, p1, l1, s1)
+            n2, c2 = search(st, int(st[L.SEAT]), DEFAULT_WEIGHTS, cap, k, p2, l2, s2, True, True, ws)
+            assert (n1, c1) == (n2, c2) and (s1[:n1] == s2[:n2]).all() and (l1[:n1] == l2[:n2]).all()
+            assert all((p1[i, :l1[i]] == p2[i, :l2[i]]).all() for i in range(n1))
+            assert not ws[:TABLE_SIZE].any()
+        checked += 1
     assert checked > 100
