@@ -18,6 +18,7 @@ command and every worker pays first).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,7 +46,7 @@ def command_seconds(args: list[str], out: Path, env=None, repeats: int = 1) -> f
     ``repeats``; the run folder is removed before each, so every run plays everything)."""
     best = float("inf")
     for _ in range(repeats):
-        subprocess.run(["rm", "-rf", str(out)], check=True)
+        shutil.rmtree(out, ignore_errors=True)
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "kc_sim.cli", *args, "--out", str(out), "--quiet"], check=True,
                        capture_output=True, env=env)
