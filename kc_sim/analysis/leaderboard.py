@@ -284,7 +284,10 @@ def fit_bt(W: np.ndarray, N: np.ndarray, prior: float = 1.0, tol: float = 1e-10,
         H[np.diag_indices(n)] = -v.sum(axis=1) + np.diag(v)
         # solve with the sum-to-zero constraint (H is singular along the all-ones direction)
         A = -H + np.ones((n, n)) / n
-        step = np.linalg.solve(A, grad)
+        try:
+            step = np.linalg.solve(A, grad)
+        except np.linalg.LinAlgError:     # an agent with no comparison: its strength stays at the mean
+            step = np.linalg.lstsq(A, grad, rcond=None)[0]
         big = np.max(np.abs(step))
         if big > 2.0:               # damp the first steps on lopsided data
             step *= 2.0 / big
@@ -362,8 +365,11 @@ def rate_comparisons(c: Comparisons, bootstrap: int = DEFAULT_BOOTSTRAP, seed: i
         boot = np.empty((bootstrap, n))
         boot_shares = np.empty((bootstrap, n, n))
         for r in range(bootstrap):
-            wts = rng.poisson(1.0, size=c.n_units).astype(np.float64)
-            Wb, Nb = _totals(c, wts)
+            for _ in range(100):     # a resample in which some agents never meet rates nothing: draw again
+                wts = rng.poisson(1.0, size=c.n_units).astype(np.float64)
+                Wb, Nb = _totals(c, wts)
+                if len(_components(n, Nb > 0)) == 1:
+                    break
             boot[r], _ = fit_bt(Wb, Nb)
             boot_shares[r] = metagame.shares(Wb, Nb)
         alpha = (1.0 - level) / 2

@@ -29,6 +29,17 @@ more streaming pass, so they show the same numbers as the commands that print th
 * **Method**: the seating schedule (all ``k!`` seatings, balanced round tables, or the cyclic
   rotations, with a warning that pairwise figures then reflect who sits before whom).
 
+* **Sample rounds** (issue 15): for each line-up, the deal whose results differ most between
+  its seatings (the sum over the line-up's agents of the range of each one's penalty across
+  the seatings of the deal), shown as two browser replays of that deal: the seatings where
+  the agent with the widest range did best and worst. The deals are picked in one more
+  streaming pass that keeps a few candidates per line-up (:func:`sample_deals`); the
+  rounds are then played again from their seeds with the run's agents
+  (:func:`kc_sim.play.recorded.record_round`, as ``tournament --records`` does) and drawn
+  by :mod:`kc_sim.records.replay_page`. At most :data:`REPLAY_LINEUPS` line-ups are shown
+  (those with the widest ranges). In a run of matches only first rounds are sampled
+  (later rounds depend on the match so far).
+
 A section that does not apply is left out (ratings with fewer than 3 agents; paired
 differences and power on a run of matches), and the Method note says why.
 """
@@ -50,6 +61,8 @@ from kc_sim.errors import UserError
 from kc_sim.play.names import base_label
 
 REPORT_FILE = "report.html"
+#: line-ups with sample replays in the report (the widest ranges between seatings)
+REPLAY_LINEUPS = 6
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1100px;
@@ -420,6 +433,149 @@ def method_html(data: RunStats, res: Research) -> list[str]:
             "intervals).</p>"] + [f'<p class="note">{_esc(x)}</p>' for x in left_out]
 
 
+# --- sample rounds (browser replays) -----------------------------------------------------
+
+@dataclass
+class SampleDeal:
+    """A deal of one line-up whose results differ between seatings: ``spread`` is the sum
+    over the line-up's agents of (largest - smallest penalty) across the deal's seatings;
+    ``rows`` the two seatings to show (best and worst for ``agent``, the agent with the
+    widest range), as dicts of the round columns."""
+
+    lineup: int
+    group: int
+    spread: int
+    agent: str
+    rows: list = field(default_factory=list)
+
+
+def _part_candidates(t, players: int, labels: list[str], lineup: int, keep: int) -> list[SampleDeal]:
+    """The ``keep`` deals of one line-up's rows of a part (consecutive groups) with the
+    widest ranges, each with its best and worst seating (numpy over the part's columns)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    group = t.column("group").to_numpy(zero_copy_only=False).astype(np.int64)
+    ok = np.ones(len(group), dtype=bool)
+    if "match_round" in t.column_names:          # matches: first rounds only
+        ok = pc.fill_null(pc.equal(t.column("match_round"), 0), True).to_numpy(zero_copy_only=False)
+    g0 = int(group.min())
+    n_g, n_a = int(group.max()) - g0 + 1, len(labels)
+    lo = np.full(n_g * n_a, np.iinfo(np.int64).max)
+    hi = np.full(n_g * n_a, -1)
+    value_set = pa.array(labels)
+    for s in range(players):
+        code = pc.fill_null(pc.index_in(t.column(f"agent_{s}"), value_set=value_set), -1).to_numpy(zero_copy_only=False)
+        pen = pc.fill_null(t.column(f"penalty_{s}"), -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        m = ok & (code >= 0) & (pen >= 0)
+        key = (group[m] - g0) * n_a + code[m]
+        np.minimum.at(lo, key, pen[m])
+        np.maximum.at(hi, key, pen[m])
+    rng = np.where(hi >= 0, hi - lo, 0).reshape(n_g, n_a)
+    spread = rng.sum(axis=1)
+    order = [g for g in np.argsort(-spread, kind="stable")[:keep] if spread[g] > 0]
+    out = []
+    for gi in order:
+        g, agent = g0 + int(gi), labels[int(np.argmax(rng[gi]))]
+        rows = t.take(np.flatnonzero((group == g) & ok)).to_pylist()
+
+        def pen_of(row):
+            return next(row[f"penalty_{s}"] for s in range(players) if row[f"agent_{s}"] == agent)
+        rows.sort(key=lambda r: (pen_of(r), r["seating"]))
+        out.append(SampleDeal(lineup, g, int(spread[gi]), agent, [rows[0], rows[-1]]))
+    return out
+
+
+def sample_deals(run_dir, players: int, labels: list[str], per_lineup: int = 1,
+                 lineups: int = REPLAY_LINEUPS) -> list[SampleDeal]:
+    """One streaming pass over the round parts: per line-up the ``per_lineup`` deals whose
+    results differ most between seatings, then the ``lineups`` line-ups with the widest
+    ranges. Memory: one part plus a few rows per line-up."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from kc_sim.tournament import results
+
+    best: dict[int, list[SampleDeal]] = {}
+    cols = ["lineup", "group", "seating", "seed", "dealer", "match", "match_round",
+            *[f"agent_{s}" for s in range(players)], *[f"penalty_{s}" for s in range(players)]]
+    for p in results.parts(run_dir, results.ROUNDS_DIR):
+        names = set(pq.read_schema(p).names)
+        t = pq.read_table(p, columns=[c for c in cols if c in names])
+        if not t.num_rows:
+            continue
+        lus = sorted(set(t.column("lineup").to_pylist()))
+        for lu in lus:
+            sub = t.filter(pc.equal(t.column("lineup"), lu)) if len(lus) > 1 else t
+            cand = best.get(lu, []) + _part_candidates(sub, players, labels, lu, per_lineup)
+            best[lu] = sorted(cand, key=lambda d: (-d.spread, d.group))[:per_lineup]
+        del t
+    chosen = sorted(best.values(), key=lambda ds: -ds[0].spread)[:lineups]
+    return sorted((d for ds in chosen for d in ds), key=lambda d: (d.lineup, -d.spread))
+
+
+def _replay_rows(data: RunStats, deal: SampleDeal) -> list[tuple[str, dict]]:
+    """Play the deal's two seatings again from their seeds with the run's agents; returns
+    (heading, replay document) per seating."""
+    from kc_sim.play.recorded import record_round
+    from kc_sim.play.registry import load_agents
+    from kc_sim.play.seeing import replay_doc
+
+    config = data.manifest.get("config", {})
+    by_label = dict(zip(config.get("labels", []), load_agents(config.get("agents", []))))
+    out = []
+    for row in deal.rows:
+        labels = [row[f"agent_{s}"] for s in range(data.players)]
+        seat_map = [s for s in range(data.players) if row[f"penalty_{s}"] is not None]
+        rec = record_round([by_label[x] for x in labels], row["seed"], data.rules,
+                           dealer=seat_map.index(row["dealer"]), seat_map=seat_map, round=row["group"])
+        rec["players"] = [labels[s] for s in seat_map]
+        ran = [row[f"penalty_{s}"] for s in seat_map]
+        seat = next(s for s in seat_map if labels[s] == deal.agent)
+        head = (f"deal {deal.group}, seating {row['seating']}: {deal.agent} in seat {seat_map.index(seat)} "
+                f"takes penalty {row[f'penalty_{seat}']}; penalties by seat {' '.join(map(str, ran))}")
+        if rec["result"]["penalties"] != ran:
+            head += (f" (this replay gives {' '.join(map(str, rec['result']['penalties']))}: "
+                     "an agent did not play the same way again)")
+        out.append((head, replay_doc(rec, title=f"deal {deal.group}, seating {row['seating']}")))
+    return out
+
+
+def replays_html(data: RunStats, per_lineup: int = 1, lineups: int = REPLAY_LINEUPS) -> list[str]:
+    """The report's Sample rounds section: replays of the deals of :func:`sample_deals`."""
+    from kc_sim.records.replay_page import page_assets, replay_block
+
+    parts = ["<h2>Sample rounds</h2>"]
+    try:
+        deals = sample_deals(data.path, data.players, data.labels, per_lineup, lineups)
+    except (OSError, ValueError, KeyError) as e:
+        return parts + [f'<p class="note">No sample rounds: cannot read the rounds ({_esc(e)}).</p>']
+    if not deals:
+        return parts + ['<p class="note">No sample rounds: no deal had different results in different '
+                        "seatings.</p>"]
+    n_lu = len(data.manifest.get("schedule", {}).get("lineups", [])) or len({d.lineup for d in deals})
+    parts.append('<p class="note">For each line-up, the deal whose results differ most between its seatings '
+                 "(the sum over the agents of the range of each one's penalty across the seatings), replayed "
+                 "in the seating where the agent with the widest range did best and in the one where it did "
+                 "worst. The rounds are played again from their seeds with the run's agents. Step with the "
+                 "buttons or the arrow keys (after clicking a replay); H shows or hides the hands"
+                 + (f"; {len({d.lineup for d in deals})} of {n_lu} line-ups are shown, those with the widest "
+                    "ranges" if n_lu > len({d.lineup for d in deals}) else "") + ".</p>")
+    try:
+        for d in deals:
+            lus = data.manifest.get("schedule", {}).get("lineups") or []
+            names = (" / ".join(data.labels[i] for i in lus[d.lineup]) if d.lineup < len(lus) else
+                     " / ".join(str(d.rows[0][f"agent_{s}"]) for s in range(data.players)))
+            parts.append(f"<h3>Line-up {d.lineup}: {_esc(names)}: deal {d.group} (ranges sum to {d.spread})</h3>")
+            for i, (head, doc) in enumerate(_replay_rows(data, d)):
+                parts.append(replay_block(doc, f"replay-{d.lineup}-{d.group}-{i}", heading=head))
+    except UserError as e:
+        return parts[:1] + [f'<p class="note">No sample rounds: the run\'s agents cannot be loaded here ({_esc(e)}).</p>']
+    parts.append(page_assets())
+    return parts
+
+
 # --- the report ----------------------------------------------------------------------
 
 def _config_rows(data: RunStats) -> list[list]:
@@ -464,9 +620,11 @@ def _figure_html(name: str, path: Path, base: Path) -> str:
             f"</figcaption></figure>")
 
 
-def build_html(data: RunStats, figures: dict[str, Path], base: Path, res: Research | None = None) -> str:
+def build_html(data: RunStats, figures: dict[str, Path], base: Path, res: Research | None = None,
+               replays: list[str] | None = None) -> str:
     """The report's HTML: run, agents, head-to-head, seats, round length, matches, the
-    research sections of ``res`` (:func:`research`; None: none), figures and method."""
+    research sections of ``res`` (:func:`research`; None: none), figures, the sample rounds
+    (``replays``: :func:`replays_html`; None: none) and method."""
     res = res if res is not None else Research()
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -496,15 +654,17 @@ def build_html(data: RunStats, figures: dict[str, Path], base: Path, res: Resear
                   "A shared win counts for every sharer.</p>", table_html(h, rows)]
     parts += research_html(data, res)
     parts += ["<h2>Figures</h2>"] + [_figure_html(n, p, base) for n, p in figures.items()]
+    parts += replays or []
     parts += method_html(data, res) + ["</body></html>"]
     return "\n".join(parts)
 
 
-def write_report(run_dir, out=None, *, bootstrap: int | None = None) -> Path:
+def write_report(run_dir, out=None, *, bootstrap: int | None = None, replays: int = 1) -> Path:
     """Draw every figure (into ``RUN_DIR/figures/``) and write the HTML report with the
     figures embedded and the research sections (:func:`research`; ``bootstrap`` resamples
     for the ratings' intervals, default the leaderboard's); returns the path of the HTML
-    file (default ``RUN_DIR/report.html``). ``run_dir`` may be a scanned :class:`RunStats`."""
+    file (default ``RUN_DIR/report.html``). ``run_dir`` may be a scanned :class:`RunStats`.
+    ``replays``: sample deals per line-up shown as browser replays (0: no Sample rounds section)."""
     data = load_stats(run_dir)
     out = Path(out) if out is not None else data.path / REPORT_FILE
     if out.exists() and out.is_dir():
@@ -512,7 +672,8 @@ def write_report(run_dir, out=None, *, bootstrap: int | None = None) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     figures = plot_all(data)
     assert set(figures) <= set(FIGURES)
-    text = build_html(data, figures, out.parent, research(data, bootstrap=bootstrap))
+    samples = replays_html(data, per_lineup=replays) if replays > 0 else None
+    text = build_html(data, figures, out.parent, research(data, bootstrap=bootstrap), samples)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(out)

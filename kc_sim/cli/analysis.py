@@ -42,12 +42,17 @@ def report(
     run_dir: RunDirArg,
     out: Annotated[Optional[Path], typer.Option(
         "--out", "-o", help="HTML file to write (default RUN_DIR/report.html)")] = None,
+    replays: Annotated[int, typer.Option(
+        "--replays", help="sample deals per line-up shown as step-through replays (0: none)")] = 1,
 ):
     """Write one self-contained HTML report of a run: configuration, tables with 95%
-    intervals, and every figure embedded (also written to RUN_DIR/figures)."""
+    intervals, every figure embedded (also written to RUN_DIR/figures), and replays of
+    sample rounds."""
     from kc_sim.analysis.report import write_report  # lazy: as in plot
 
-    path = write_report(run_dir, out)
+    if replays < 0:
+        raise UserError(f"bad --replays {replays}: expected 0 or more sample deals per line-up")
+    path = write_report(run_dir, out, replays=replays)
     typer.echo(f"report written to {path}")
 
 

@@ -15,7 +15,7 @@ import typer
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
 
-__all__ = ["play", "replay"]
+__all__ = ["play", "replay", "render"]
 
 def _interactive() -> bool:
     try:
@@ -59,14 +59,45 @@ def replay(
         "--pause/--no-pause", help="wait for Enter between turns (default: when run in a terminal)")] = None,
     reveal: Annotated[bool, typer.Option(
         "--reveal", help="show every hand at every turn (default: the hand of the seat to play)")] = False,
+    html: Annotated[Optional[Path], typer.Option(
+        "--html", help="write the round as one self-contained HTML page to step through in a browser "
+        "(works offline, opened from disk) instead of replaying it here")] = None,
 ):
     """Step through a recorded round turn by turn with the table picture of kc-sim play, and
-    check that it ends with the recorded result (exit 1 if it does not)."""
+    check that it ends with the recorded result (exit 1 if it does not). With --html, write
+    a browser replay instead."""
     # lazy: see play
-    from kc_sim.ui.replay import run_replay
+    from kc_sim.ui.replay import run_replay, write_replay_html
 
+    if html is not None:
+        path, doc = write_replay_html(file, round, html)
+        typer.echo(f"replay page written to {path}: {len(doc['turn_starts'])} turns, "
+                   f"{len(doc['steps']) - 1} decisions; {doc['result']}")
+        if doc["matches"] is False:
+            raise typer.Exit(1)
+        return
     if pause is None:
         pause = _interactive()
     res = run_replay(file, round, pause=input if pause else None, reveal=reveal, echo=typer.echo)
     if res.matches is False:
         raise typer.Exit(1)
+
+
+def render(
+    file: Annotated[Path, typer.Argument(help="game records (JSON Lines), e.g. from kc-sim play or kc-sim record")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="SVG file to write")],
+    round: Annotated[int, typer.Option(
+        "--round", help="which record of the file, counting from 0")] = 0,
+    turn: Annotated[Optional[int], typer.Option(
+        "--turn", help="draw the table as turn T starts (turns count from 1; default: the end of the record)")] = None,
+    hands: Annotated[str, typer.Option(
+        "--hands", help="whose hands are face up: 'all', 'to-play' (the seat to act), or a seat number "
+        "(that seat as the observer)")] = "all",
+):
+    """Draw one position of a recorded round as an SVG picture: the cross and corners with
+    every pile's cards, the stock size, the seats with their hands."""
+    # lazy: see play
+    from kc_sim.ui.replay import write_position_svg
+
+    path, doc, pos = write_position_svg(file, round, out, turn=turn, hands=hands)
+    typer.echo(f"position written to {path}: {pos['status']}")

@@ -16,6 +16,7 @@ from typer._click import exceptions as click_exceptions
 
 from kc_sim.cli import analysis as cli_analysis
 from kc_sim.cli import leaderboard as cli_leaderboard
+from kc_sim.cli import learn as cli_learn
 from kc_sim.cli import play as cli_play
 from kc_sim.cli import power as cli_power
 from kc_sim.cli import tournament as cli_tournament
@@ -81,16 +82,24 @@ def check(file: Annotated[Path, typer.Argument(help="game records (JSON Lines) t
 
 @app.command("agents")
 def list_agents():
-    """List the registered agents (the built-ins and any installed package's), one line each;
-    an entry that cannot be imported is listed with the reason."""
+    """List the registered agents (the built-ins and any installed package's), one line each,
+    then the name forms that loaders make (a trained model, OpenSpiel's IS-MCTS); an entry that
+    cannot be imported is listed with the reason."""
     # lazy: see record
-    from kc_sim.play.registry import broken_agents, builtin_agents, builtin_labels
+    from kc_sim.play.registry import (
+        broken_agents,
+        builtin_agents,
+        builtin_labels,
+        loader_prefixes,
+    )
 
     specs = builtin_agents()
     for name, label in builtin_labels().items():
         typer.echo(f"{label:28s} {specs[name].description}")
     for name, why in broken_agents().items():
         typer.echo(f"{name:28s} (cannot be loaded) {why}")
+    for form, what in loader_prefixes().values():
+        typer.echo(f"{form:28s} {what}")
 
 
 @app.command()
@@ -143,11 +152,13 @@ def _register_commands():
     app.command("bench-agent")(cli_tournament.bench_agent)
     app.command("play")(cli_play.play)
     app.command("replay")(cli_play.replay)
+    app.command("render")(cli_play.render)
     app.command("plot")(cli_analysis.plot)
     app.command("report")(cli_analysis.report)
     app.command("run")(cli_analysis.run)
     app.command("leaderboard")(cli_leaderboard.leaderboard)
     app.command("power")(cli_power.power)
+    app.command("train")(cli_learn.train)
 
 
 _register_commands()

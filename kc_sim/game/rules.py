@@ -67,6 +67,13 @@ class RuleSet:
         return 8 if self.decks == 2 else 4
 
     @property
+    def max_penalty(self) -> int:
+        """The penalty of a hand holding every card of the deck(s), a bound on any round's
+        penalty: 88 per deck with kings10 (4 kings at 10, 48 cards at 1), 340 with face."""
+        per_deck = 88 if self.scoring == "kings10" else 4 * (sum(range(1, 11)) + 30)
+        return per_deck * self.decks
+
+    @property
     def match_kind(self) -> str:
         """``to_25``, ``rounds`` or ``eliminate_25``."""
         return _parse_match(self.match)[0]

@@ -223,6 +223,16 @@ class Game:
         apply(self.state, a)
         return (True, self.drew) if self.over else (False, None)
 
+    def _repr_svg_(self) -> str:
+        """The position as SVG, every hand shown (Jupyter draws a ``Game`` with it)."""
+        from kc_sim.play.seeing import game_svg  # lazy: seeing imports this module
+
+        return game_svg(self)
+
+    def _repr_html_(self) -> str:
+        """The SVG picture inside a ``<div>`` (front ends that prefer HTML)."""
+        return f"<div>{self._repr_svg_()}</div>"
+
     def snapshot(self) -> dict:
         """Dealer, hands, piles and stock as lists of card ids (``initial`` is the one right after the layout)."""
         return {

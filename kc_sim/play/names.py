@@ -7,8 +7,10 @@ __all__ = ["base_label", "short_name"]
 
 def short_name(name: str) -> str:
     """An agent's name without its module or file: ``Name`` for ``path/file.py:Name``
-    or ``package.module:Name``."""
-    return name.rsplit(":", 1)[-1]
+    or ``package.module:Name``. A name whose last part is not a Python name, such as
+    ``sb3:runs/model.zip`` (made by a loader, kc_sim.play.registry), stays whole."""
+    head, sep, tail = name.rpartition(":")
+    return tail if sep and tail.isidentifier() else name
 
 
 def base_label(label: str) -> str:

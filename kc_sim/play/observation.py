@@ -13,7 +13,7 @@ decision; a view the agent keeps past ``act`` is first given its own copy
 (:func:`freeze`), so a view always shows the decision it was made for. The compiled
 side writes the own cards as sorted ids, so ``hand`` is one read too.
 
-Fields: ``seat``, ``players``, ``rules``, ``hand``, ``piles``, ``stock_size``,
+Fields: ``seat``, ``players``, ``dealer``, ``rules``, ``hand``, ``piles``, ``stock_size``,
 ``hand_sizes``, ``turn_actions``, ``drew``, ``legal``, ``legal_text``, ``scores``, plus
 cheap mask forms for array code (``hand_mask``, ``pile_masks``, ``tops``, ``bases``).
 """
@@ -35,7 +35,8 @@ from kc_sim.game.cards import N_CARDS, PILES, RANK, card_text
 
 # --- the visible-state buffer (int64) -----------------------------------------------------
 V_SEAT, V_PLAYERS, V_STOCK, V_TURN_ACTIONS, V_DREW, V_HAND, V_HAND2, V_NLEGAL = range(8)
-V_HAND_N = 8            # + seat: hand sizes (MAX_SEATS)
+V_DEALER = 8            # the seat that dealt this round
+V_HAND_N = 9            # + seat: hand sizes (MAX_SEATS)
 V_PILE_MASK = V_HAND_N + L.MAX_SEATS   # + p
 V_PILE_BASE = V_PILE_MASK + L.N_PILES  # + p
 V_PILE_TOP = V_PILE_BASE + L.N_PILES   # + p
@@ -60,6 +61,7 @@ def fill_view(st, vis):
     vis[V_SEAT] = seat
     vis[V_PLAYERS] = players
     vis[V_STOCK] = st[L.STOCK_LEN] - st[L.STOCK_POS]
+    vis[V_DEALER] = st[L.DEALER]
     vis[V_TURN_ACTIONS] = st[L.TURN_ACTIONS]
     vis[V_DREW] = st[L.DREW]
     hand = st[L.HAND + 2 * seat]
@@ -224,6 +226,11 @@ class SeatView:
     @property
     def players(self) -> int:
         return self._v[V_PLAYERS]
+
+    @property
+    def dealer(self) -> int:
+        """The seat that dealt this round (the seat after it played first)."""
+        return self._v[V_DEALER]
 
     @property
     def stock_size(self) -> int:

@@ -78,6 +78,24 @@ class RecordedRound:
         """Action ids of the current turn so far."""
         return list(self._ids)
 
+    def _repr_svg_(self) -> str:
+        """The round's current position as SVG, every hand shown, the last action highlighted."""
+        return self._repr_html_(svg_only=True)
+
+    def _repr_html_(self, svg_only: bool = False) -> str:
+        """In Jupyter: a replay viewer of the round so far (step back and forth through its
+        decisions), or with ``svg_only`` the SVG of the current position."""
+        from kc_sim.play import seeing  # lazy: seeing imports kc_sim.play.game
+        from kc_sim.records.replay_page import page_assets, replay_block
+
+        names = [f"seat {s}" for s in range(self.game.players)]
+        doc = seeing.replay_doc(self.record(names), title=f"seed {self.seed}")
+        if svg_only:
+            from kc_sim.records.svg import position_svg
+
+            return position_svg(doc["steps"][-1], names=names, dealer=self.game.dealer)
+        return replay_block(doc, f"kc-round-{id(self):x}-{len(doc['steps'])}") + page_assets()
+
     def record(self, names, *, match: int = 0, round: int = 0) -> dict:
         """The game record of the round so far; ``result.end`` is ``unfinished`` (winner
         null, no penalties) while the round goes on."""

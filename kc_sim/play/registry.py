@@ -11,6 +11,10 @@ add its own with, in its ``pyproject.toml``::
 
 Only the entry asked for is imported, so a broken agent module breaks only its own name.
 An entry whose spec has another canonical name is an alias (``merger`` -> ``pile-merger``).
+A name ``prefix:rest`` whose prefix is registered in the group ``kc_sim.agent_loaders`` is made
+by that loader, ``loader(rest, name) -> AgentSpec``: kc-sim registers ``sb3:path/model.zip``
+(a trained policy) and ``openspiel:ismcts`` this way, so agents that need the environments'
+encodings or other libraries are found without this layer importing them.
 ``module:Name`` and ``file.py:Name`` load a compiled policy or a PythonAgent subclass
 directly; a loaded agent is named by the text it was loaded by.
 """
@@ -36,14 +40,17 @@ from kc_sim.core.policy import POLICY_SIG
 from kc_sim.errors import UserError
 from kc_sim.play.agent import AgentSpec, PythonAgent
 
-__all__ = ["BASELINES", "GROUP", "broken_agents", "builtin_agents", "builtin_labels", "builtin_names", "load_agent",
+__all__ = ["BASELINES", "GROUP", "LOADERS", "broken_agents", "loader_prefixes", "builtin_agents", "builtin_labels", "builtin_names", "load_agent",
            "load_agents", "parse_agent_list", "spec_from_object"]
 
 #: the entry-point group agents are registered in
 GROUP = "kc_sim.agents"
+#: the entry-point group of name prefixes that make agents (``sb3:``, ``openspiel:``)
+LOADERS = "kc_sim.agent_loaders"
 #: the four baseline agents new agents are measured against
 BASELINES = ("random", "greedy", "king-first", "pile-merger")
-LOAD_HELP = "or give package.module:Name or path/to/file.py:Name (a compiled policy or a PythonAgent subclass)"
+LOAD_HELP = ("or give package.module:Name or path/to/file.py:Name (a compiled policy or a PythonAgent subclass), "
+             "sb3:path/model.zip (a policy trained by kc-sim train) or openspiel:ismcts")
 
 
 def _doc_line(obj) -> str:
@@ -71,6 +78,40 @@ def _registered(name: str) -> AgentSpec:
         raise UserError(f"agent {name!r} is registered as {ep.value} but importing it raised "
                         f"{type(e).__name__}: {' '.join(str(e).split())}") from e
     return obj if isinstance(obj, AgentSpec) else spec_from_object(obj, name)
+
+
+@lru_cache(maxsize=None)
+def _loaders() -> dict[str, importlib.metadata.EntryPoint]:
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=LOADERS)}
+
+
+@lru_cache(maxsize=None)
+def _from_loader(prefix: str, rest: str, name: str) -> AgentSpec:
+    """The agent ``prefix:rest`` made by its registered loader; one spec per name."""
+    ep = _loaders()[prefix]
+    try:
+        loader = ep.load()
+    except Exception as e:
+        raise UserError(f"agent {name!r}: the loader {prefix!r} is registered as {ep.value} but importing it "
+                        f"raised {type(e).__name__}: {' '.join(str(e).split())}") from e
+    spec = loader(rest, name)
+    if not isinstance(spec, AgentSpec):
+        raise UserError(f"agent {name!r}: the loader {ep.value} returned {type(spec).__name__}, not an AgentSpec")
+    return spec
+
+
+#: what each loader prefix makes, for ``kc-sim agents`` (the loaders themselves are imported only when used)
+LOADER_FORMS = {"sb3": ("sb3:PATH.zip", "a policy trained by kc-sim train"),
+                "openspiel": ("openspiel:ismcts[:N]", "OpenSpiel's IS-MCTS, N simulations per decision (default 100)")}
+
+
+def loader_prefixes() -> dict[str, tuple[str, str]]:
+    """Each registered loader prefix: (the form its names take, what it makes and which entry point)."""
+    out = {}
+    for p, ep in sorted(_loaders().items()):
+        form, what = LOADER_FORMS.get(p, (f"{p}:...", "an agent"))
+        out[p] = (form, f"{what} (loader {ep.value})")
+    return out
 
 
 def builtin_agents() -> dict[str, AgentSpec]:
@@ -133,6 +174,9 @@ def load_agent(name) -> AgentSpec:
     option = _with_option(key)
     if option is not None:
         return option
+    prefix, colon, rest = name.partition(":")
+    if colon and prefix.lower() in _loaders():
+        return _from_loader(prefix.lower(), rest, name)
     if ":" in name and not name.endswith(":"):
         where, attr = name.rsplit(":", 1)
         if where and attr.isidentifier():

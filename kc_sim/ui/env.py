@@ -135,11 +135,9 @@ __all__ = ["env", "raw_env", "policy_from_agent", "AgentPolicy", "split_observat
 N_ACTIONS = L.N_ACTIONS
 
 def max_penalty(rules) -> int:
-    """The penalty of a hand holding every card of the deck(s): an upper bound on any
-    round's penalty (88 per deck with scoring=kings10, 340 with scoring=face)."""
-    rules = parse_rules(rules)
-    per_deck = 88 if rules.scoring == "kings10" else 4 * (sum(range(1, 11)) + 30)
-    return per_deck * rules.decks
+    """:attr:`RuleSet.max_penalty <kc_sim.game.rules.RuleSet.max_penalty>` of ``rules``: a
+    bound on any round's penalty (88 per deck with scoring=kings10, 340 with scoring=face)."""
+    return parse_rules(rules).max_penalty
 
 
 _EPISODES = itertools.count(1)

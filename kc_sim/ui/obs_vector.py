@@ -83,3 +83,27 @@ def fill_observation(st, seat, out):
     out[O_PLAYERS] = players
 
 
+
+
+def vector_from_view(view, out=None) -> np.ndarray:
+    """The observation vector of the seat to act, from its :class:`~kc_sim.play.observation.SeatView`
+    (what a Python agent is given), equal to :func:`fill_observation` on the round's state for
+    that seat: so a policy trained on the environments plays as an agent from the view alone."""
+    out = np.zeros(OBS_SIZE, dtype=np.int8) if out is None else out
+    hands = np.array([view.hand_mask, view.hand_mask2], dtype=np.uint64)
+    out[O_HAND:O_HAND + 52] = ((hands[:, None] >> _CARD_BITS) & 1).sum(axis=0)
+    piles = (np.array(view.pile_masks, dtype=np.uint64)[:, None] >> _CARD_BITS) & 1
+    out[O_TABLE:O_TABLE + 52] = piles.sum(axis=0)
+    out[O_BASE:O_BASE + 8] = view.bases
+    out[O_TOP:O_TOP + 8] = view.tops
+    out[O_SIZE:O_SIZE + 8] = piles.sum(axis=1)
+    seat, players, sizes = view.seat, view.players, view.hand_sizes
+    out[O_HAND_SIZES:O_HAND_SIZES + L.MAX_SEATS] = [sizes[(seat + r) % players] if r < players else -1
+                                                    for r in range(L.MAX_SEATS)]
+    drew = view.drew
+    out[O_STOCK:] = (view.stock_size, 0, (view.dealer - seat) % players, min(view.turn_actions, 127),
+                     -1 if drew is None else drew, seat, players)
+    return out
+
+
+_CARD_BITS = np.arange(52, dtype=np.uint64)

@@ -8,6 +8,10 @@ result is compared with the recorded one. A record saved by ``kc-sim play`` when
 quit (``result.end == "unfinished"``) replays up to where it stopped.
 
 Records are chosen by position in the file (``--round K``: the K-th record, from 0).
+
+:func:`write_replay_html` (``kc-sim replay --html``) writes the round as a browser replay
+and :func:`write_position_svg` (``kc-sim render``) one position as SVG; both replay the
+record with :func:`kc_sim.play.seeing.replay_doc`.
 """
 
 from __future__ import annotations
@@ -17,13 +21,17 @@ from typing import Callable
 
 from kc_sim.core import layout
 from kc_sim.errors import UserError
-from kc_sim.game.actions import action_text, parse_action
+from kc_sim.game.actions import action_text
 from kc_sim.play.game import Game, why_illegal
 from kc_sim.play.recorded import RecordedRound
+from kc_sim.play.seeing import record_position, record_turn, replay_doc
 from kc_sim.records.check import parse_record, read_records
+from kc_sim.records.replay_page import replay_page
+from kc_sim.records.svg import position_svg
 from kc_sim.ui.render import RULE, render_table
 
-__all__ = ["load_round_records", "replay_record", "ReplayResult", "run_replay"]
+__all__ = ["load_round_records", "replay_record", "ReplayResult", "run_replay", "write_replay_html",
+           "write_position_svg"]
 
 def load_round_records(path) -> list[tuple[int, dict]]:
     """(line number, record) for every record of a JSON Lines file, unfinished ones included;
@@ -78,22 +86,11 @@ def replay_record(rec: dict, *, echo: Callable[[str], None] = print, pause: Call
     total = len(turns)
     quit = False
     for t, turn in enumerate(turns):
-        if not isinstance(turn, dict) or any(k not in turn for k in ("seat", "drew", "actions")):
-            raise UserError(f"{where}: field turns[{t}]: expected an object with seat, drew, actions")
-        if game.over:
-            raise UserError(f"{where}: turn {t}: the round already ended ({game.end}); the record goes on")
-        if turn["seat"] != game.seat:
-            raise UserError(f"{where}: turn {t}: the record has seat {turn['seat']} play, but it is seat "
-                            f"{game.seat}'s turn (check the file with kc-sim check)")
+        actions, ids = record_turn(where, t, turn, game)
         echo(RULE)
         echo(f"Turn {t + 1} of {total}: seat {game.seat} ({names[game.seat]})")
         echo(render_table(game, game.seat, names=names, reveal=reveal))
-        actions = turn["actions"] if isinstance(turn["actions"], list) else []
-        for j, text in enumerate(actions):
-            try:
-                a = parse_action(text)
-            except UserError as e:
-                raise UserError(f"{where}: field turns[{t}].actions[{j}]: {e}") from None
+        for a in ids:
             reason = why_illegal(game, a) if a != layout.STOP else "stop inside an action list"
             if reason:
                 raise UserError(f"{where}: turn {t}: action {action_text(a)} is illegal: {reason} "
@@ -151,6 +148,59 @@ def replay_record(rec: dict, *, echo: Callable[[str], None] = print, pause: Call
         return ReplayResult(rr, False, diffs)
     echo(f"Result: {replayed} (as recorded)")
     return ReplayResult(rr, True, [])
+
+
+def pick_record(path, k: int) -> tuple[int, dict]:
+    """(line, record) of the ``k``-th record (from 0) of a game record file."""
+    records = load_round_records(path)
+    if not 0 <= k < len(records):
+        raise UserError(f"bad --round {k}: {path} holds {len(records)} record{'s' if len(records) != 1 else ''}, "
+                        f"numbered 0 to {len(records) - 1}")
+    return records[k]
+
+
+def _write_text(out, text: str):
+    from pathlib import Path
+
+    out = Path(out)
+    if out.is_dir():
+        raise UserError(f"{out} is a folder: give a file name to write")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
+def write_replay_html(path, k: int, out) -> tuple:
+    """Write the ``k``-th record of ``path`` as a self-contained replay page; returns
+    (path written, the replay document)."""
+    line, rec = pick_record(path, k)
+    title = (f"{', '.join(str(p) for p in rec['players'])} — seed {rec['seed']}, match {rec['match']}, "
+             f"round {rec['round']}")
+    doc = replay_doc(rec, where=f"{path}:{line}", title=title)
+    return _write_text(out, replay_page(doc, title=f"kc-sim replay: {title}")), doc
+
+
+def parse_hands(text: str, players: int):
+    """``--hands``: 'all', 'to-play' (None: the seat to act) or a seat number."""
+    t = str(text).strip().lower()
+    if t == "all":
+        return "all"
+    if t in ("to-play", "to_play", "toplay"):
+        return None
+    if t.isdigit() and int(t) < players:
+        return int(t)
+    raise UserError(f"bad --hands {text!r}: expected all, to-play, or a seat number from 0 to {players - 1}")
+
+
+def write_position_svg(path, k: int, out, *, turn: int | None = None, hands: str = "all") -> tuple:
+    """Write one position of the ``k``-th record of ``path`` as SVG (before turn ``turn``,
+    from 1; default the end); returns (path written, replay document, position)."""
+    line, rec = pick_record(path, k)
+    doc, pos = record_position(rec, turn, where=f"{path}:{line}")
+    show = parse_hands(hands, doc["players"])
+    svg = position_svg(pos, names=doc["names"], dealer=doc["dealer"], show=show,
+                       title=f"seed {rec['seed']}, round {rec['round']}")
+    return _write_text(out, svg), doc, pos
 
 
 def run_replay(path, k: int = 0, *, pause: Callable[[str], str] | None = None, reveal: bool = False,

@@ -129,7 +129,8 @@ def test_report_is_self_contained_html(small_run):
         assert (small_run / "figures" / file).stat().st_size > 0
     for text in ("Head-to-head", "Win rate by seat", "Round length", "king-first", "pile-merger", "[", "classic"):
         assert text in html
-    assert 'src="http' not in html and "<script" not in html      # nothing fetched from elsewhere
+    assert 'src="http' not in html and not re.search(r"<script[^>]*\bsrc=", html)   # nothing fetched from elsewhere
+    assert "Sample rounds" in html                     # the replays: inline scripts and data only
     heads = re.findall(r"<h2>(.*?)</h2>", html)                 # the research sections (4 agents, rounds)
     assert {"Ratings", "Paired differences and variance reduction", "Power"} <= set(heads)
     assert "Stopping" not in heads and "2! = 2 seatings" in html and "Nash rating" in html

@@ -226,3 +226,18 @@ def test_batches_of_deals_keep_the_estimate(tmp_path, monkeypatch):
     w_full = (full["theta_hi"] - full["theta_lo"]).to_numpy()
     w_pool = (pooled["theta_hi"] - pooled["theta_lo"]).to_numpy()
     assert np.all(np.abs(w_pool / w_full - 1) < 0.35)
+
+
+def test_bootstrap_of_a_few_units_where_resamples_can_disconnect():
+    """Three agents over two units, each pair met in one unit only: many Poisson resamples
+    leave an agent with no comparison. They are drawn again, and the fit never fails."""
+    from kc_sim.analysis.leaderboard import Comparisons, rate_comparisons
+
+    c = Comparisons(["a", "b", "c"], np.array([0, 1, 1]), np.array([0, 0, 1]), np.array([1, 2, 2]),
+                    np.array([3.0, 2.0, 1.0]), np.array([4.0, 4.0, 4.0]), np.array([8, 8, 8]), 2, 12)
+    board = rate_comparisons(c, bootstrap=200, seed=1)
+    board = board[0] if isinstance(board, tuple) else board
+    assert len(board) == 3 and np.isfinite(board[["rating", "rating_lo", "rating_hi"]].to_numpy()).all()
+    # an agent with no comparison at all: its strength stays at the mean, the others are fitted
+    theta, _ = fit_bt(np.array([[0.0, 3, 0], [1, 0, 0], [0, 0, 0]]), np.array([[0.0, 4, 0], [4, 0, 0], [0, 0, 0]]))
+    assert np.isfinite(theta).all() and theta[0] > theta[2] > theta[1]

@@ -8,7 +8,12 @@ import os
 import pytest
 
 from kc_sim.tournament.plan import make_plan
-from kc_sim.tournament.run import ROUNDS_PER_WORKER, _warm_marker, run_tournament, size_workers
+from kc_sim.tournament.run import (
+    ROUNDS_PER_WORKER,
+    _warm_marker,
+    run_tournament,
+    size_workers,
+)
 
 CORES = os.cpu_count() or 1
 
