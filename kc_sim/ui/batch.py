@@ -10,7 +10,8 @@
 
 ``BatchEnv(batch_size, players=2, rules="classic", opponents=None, auto_reset=True,
 observation="vector")``; ``observation="planes"`` gives the learnable encoding of
-:mod:`kc_sim.ui.obs_planes` (float32[B, 1575]) instead of the 143-value vector.
+:mod:`kc_sim.ui.obs_planes` (float32[B, 1575]) instead of the 143-value vector, and
+``"planes_opens"`` that encoding with what each action opens (float32[B, 2024]).
 ``opponents`` maps seats to compiled kc-sim agents (``{1: "greedy"}``): they play inside
 the compiled call, after each learner action, until a learner seat must act or the round
 ends. The other seats are learners; ``step`` takes their actions.
@@ -75,7 +76,13 @@ from kc_sim.core.step import apply, deal
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.registry import load_agent
-from kc_sim.ui.obs_planes import PLANES_SIZE, planes_rows
+from kc_sim.ui.obs_planes import (
+    OBSERVATIONS,
+    PLANES_OPENS_SIZE,
+    PLANES_SIZE,
+    planes_opens_rows,
+    planes_rows,
+)
 from kc_sim.ui.obs_vector import OBS_SIZE, fill_observation
 
 __all__ = ["BatchEnv", "BatchOutput"]
@@ -317,8 +324,8 @@ class BatchEnv:
             raise UserError(f"bad batch_size {batch_size!r} or players {players!r}: expected integers") from None
         if batch_size < 1:
             raise UserError(f"bad batch_size {batch_size}: expected at least 1")
-        if observation not in ("vector", "planes"):
-            raise UserError(f"bad observation {observation!r}: expected vector or planes")
+        if observation not in OBSERVATIONS:
+            raise UserError(f"bad observation {observation!r}: expected {', '.join(OBSERVATIONS)}")
         self.observation = observation
         self.rules = parse_rules(rules)
         self.rules.check_players(players)
@@ -365,13 +372,16 @@ class BatchEnv:
             terminated=np.zeros(B, dtype=np.bool_),
         )
         self._vector = self.out.observation
-        if observation == "planes":           # the learnable encoding, computed from the vector
-            self.out = self.out._replace(observation=np.zeros((B, PLANES_SIZE), dtype=np.float32))
+        if observation != "vector":           # the learnable encodings, computed from the vector
+            size = PLANES_SIZE if observation == "planes" else PLANES_OPENS_SIZE
+            self.out = self.out._replace(observation=np.zeros((B, size), dtype=np.float32))
         self._ready = False
 
     def _encode(self) -> None:
         if self.observation == "planes":
             planes_rows(self._vector, self._codes, self.out.observation)
+        elif self.observation == "planes_opens":
+            planes_opens_rows(self._vector, self._codes, self.out.observation)
 
     def reset(self, seeds) -> BatchOutput:
         """Deal a new round in every env: ``seeds`` int64[B] round seeds, or one int S for

@@ -64,7 +64,8 @@ Observations
     into them. The order of the stock and other hands never appear.
 
     ``env(..., observation="planes")`` gives instead the learnable encoding of
-    :mod:`kc_sim.ui.obs_planes` (float32[1575]: one-hot tops, bases and drawn card, what
+    :mod:`kc_sim.ui.obs_planes` (float32[1575]; ``"planes_opens"``: float32[2024], with what
+    each action opens; the planes: one-hot tops, bases and drawn card, what
     fits on each pile, scaled counts, the rule switches), computed from this vector.
 
 Rewards
@@ -118,7 +119,8 @@ from kc_sim.play.game import Game
 from kc_sim.play.recorded import RecordedRound
 from kc_sim.play.registry import load_agent
 from kc_sim.play.seat import SeatedAgents
-from kc_sim.ui.obs_planes import PLANES_SIZE, planes
+from kc_sim.ui.gym_env import observation_space
+from kc_sim.ui.obs_planes import OBSERVATIONS, encode
 from kc_sim.ui.obs_vector import (  # noqa: F401 - OBS, OBS_SIZE and split_observation are part of this API
     OBS,
     OBS_HIGH,
@@ -158,8 +160,8 @@ class raw_env(AECEnv, EzPickle):
                  observation: str = "vector"):
         EzPickle.__init__(self, players, rules, render_mode, observation)
         super().__init__()
-        if observation not in ("vector", "planes"):
-            raise UserError(f"bad observation {observation!r}: expected vector or planes")
+        if observation not in OBSERVATIONS:
+            raise UserError(f"bad observation {observation!r}: expected {', '.join(OBSERVATIONS)}")
         self.observation = observation
         self.rules = parse_rules(rules)
         try:
@@ -177,9 +179,7 @@ class raw_env(AECEnv, EzPickle):
         self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
         self.observation_spaces = {
             a: spaces.Dict({
-                "observation": (spaces.Box(low=OBS_LOW, high=OBS_HIGH, shape=(OBS_SIZE,), dtype=np.int8)
-                                if observation == "vector" else
-                                spaces.Box(low=0.0, high=1.0, shape=(PLANES_SIZE,), dtype=np.float32)),
+                "observation": observation_space(observation),
                 "action_mask": spaces.Box(low=0, high=1, shape=(N_ACTIONS,), dtype=np.int8),
             })
             for a in self.possible_agents
@@ -235,8 +235,8 @@ class raw_env(AECEnv, EzPickle):
         g = self.round.game
         obs = np.zeros(OBS_SIZE, dtype=np.int8)
         fill_observation(g.state, seat, obs)
-        if self.observation == "planes":
-            obs = planes(obs, self.rules)
+        if self.observation != "vector":
+            obs = encode(obs, self.rules, self.observation)
         if not g.over and g.seat == seat:
             mask = g.legal_mask().astype(np.int8)
         else:

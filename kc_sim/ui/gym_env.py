@@ -42,7 +42,8 @@ Rewards (``reward=``), given on the step that ends a round:
   so the best policy is the same as under ``"win"``; only the credit comes sooner.
 
 Observations (``observation=``): ``"planes"`` (default, :mod:`kc_sim.ui.obs_planes`, float32
-1,575) or ``"vector"`` (:mod:`kc_sim.ui.obs_vector`, int8 143).
+1,575), ``"planes_opens"`` (the planes and what each action opens, float32 2,024) or
+``"vector"`` (:mod:`kc_sim.ui.obs_vector`, int8 143).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from kc_sim.core.step import hand_penalty
 from kc_sim.errors import UserError
 from kc_sim.play.registry import parse_agent_list
 from kc_sim.ui.batch import BatchEnv
-from kc_sim.ui.obs_planes import PLANES_SIZE
+from kc_sim.ui.obs_planes import OBSERVATIONS, PLANES_OPENS_SIZE, PLANES_SIZE
 from kc_sim.ui.obs_vector import OBS_HIGH, OBS_LOW, OBS_SIZE
 
 __all__ = ["KcEnv", "KcVectorEnv", "REWARDS", "observation_space", "opponent_seats"]
@@ -68,12 +69,16 @@ N_ACTIONS = L.N_ACTIONS
 
 
 def observation_space(observation: str) -> spaces.Box:
-    """The space of one observation of kind ``planes`` or ``vector``."""
+    """The space of one observation of kind ``vector``, ``planes`` or ``planes_opens``."""
     if observation == "planes":
         return spaces.Box(0.0, 1.0, shape=(PLANES_SIZE,), dtype=np.float32)
+    if observation == "planes_opens":
+        low = np.zeros(PLANES_OPENS_SIZE, dtype=np.float32)
+        low[PLANES_SIZE:] = -1.0
+        return spaces.Box(low, 1.0, shape=(PLANES_OPENS_SIZE,), dtype=np.float32)
     if observation == "vector":
         return spaces.Box(OBS_LOW, OBS_HIGH, shape=(OBS_SIZE,), dtype=np.int8)
-    raise UserError(f"bad observation {observation!r}: expected planes or vector")
+    raise UserError(f"bad observation {observation!r}: expected {', '.join(OBSERVATIONS)}")
 
 
 def opponent_seats(opponents, players: int, seat: int) -> dict[int, str]:

@@ -34,6 +34,15 @@ rules                   8      draw end/start/if_stuck (3, one-hot), layout king
 ======================  =====  ================================================================
 
 ``PLANES`` maps the names to slices of the ``PLANES_SIZE`` (1,575) values.
+
+``observation="planes_opens"`` appends ``opens`` (449 values, one per action id): what the
+action would open to the next player, the change in the number of unseen card copies (in
+neither the observer's hand nor on the table) that fit somewhere on the table, if the
+action were played now, / 13 and clipped to [-1, 1]; 0 for stop and for cards and piles
+that do not fit (the legal mask says which actions may be played). A card on a pile opens the cards that fit on it and closes those that fit
+on the top it covers; a pile move empties a side (any card fits there). This is the
+measure the ``planner`` weighs against the penalty it sheds, given per action so that a
+network can weigh it too (``PLANES_OPENS_SIZE`` = 2,024 values).
 """
 
 from __future__ import annotations
@@ -77,6 +86,14 @@ for _name, _n in _SIZES:
 PLANES_SIZE = _at
 (P_HAND, P_HAND2, P_TABLE, P_TABLE2, P_TOP, P_BASE, P_FITS, P_EMPTY, P_SIZE, P_HAND_SIZES, P_SEATED, P_STOCK,
  P_TO_ACT, P_DEALER, P_TURN_ACTIONS, P_DREW, P_PLAYERS, P_RULES) = (PLANES[n].start for n, _ in _SIZES)
+
+
+#: the observation encodings the environments serve
+OBSERVATIONS = ("vector", "planes", "planes_opens")
+#: the ``opens`` block: one value per action id, after the planes
+OPENS_SIZE = 449
+PLANES_OPENS_SIZE = PLANES_SIZE + OPENS_SIZE
+_MOVE_BASE, _STOP = 416, 448
 
 
 @nb.njit(cache=True)
@@ -141,3 +158,77 @@ def planes(vec, rules) -> np.ndarray:
     out = np.zeros(PLANES_SIZE, dtype=np.float32)
     planes_from_vector(np.asarray(vec, dtype=np.int8), rules.codes(), out)
     return out
+
+
+@nb.njit(cache=True, inline="always")
+def _open_count(tops, side_ok, unseen):
+    """Unseen card copies that fit somewhere on a table with these tops (-1: empty pile)."""
+    m = 0
+    for p in range(8):
+        t = tops[p]
+        if t >= 0:
+            m |= FITS_ON[t]
+        else:
+            m |= side_ok if p < 4 else KINGS_MASK
+    n = 0
+    for c in range(N_CARDS):
+        if (m >> c) & 1:
+            n += unseen[c]
+    return n
+
+
+@nb.njit(cache=True)
+def opens_from_vector(vec, rules, out):
+    """Write the ``opens`` block of the observation vector ``vec`` under the rule codes
+    ``rules`` into the float32 row ``out`` (449 values; see the module docstring)."""
+    out[:] = 0.0
+    decks = rules[R_DECKS]
+    unseen = np.empty(N_CARDS, dtype=np.int64)
+    for c in range(N_CARDS):
+        unseen[c] = max(decks - vec[O_HAND + c] - vec[O_TABLE + c], 0)
+    side_ok = NON_KINGS_MASK | (KINGS_MASK if rules[R_KING_ON_EMPTY_SIDE] else 0)
+    tops = np.empty(8, dtype=np.int64)
+    for p in range(8):
+        tops[p] = vec[O_TOP + p]
+    now = _open_count(tops, side_ok, unseen)
+    for p in range(8):                       # placements: card c onto pile p, where it fits
+        t = tops[p]
+        fits = FITS_ON[t] if t >= 0 else (side_ok if p < 4 else KINGS_MASK)
+        for c in range(N_CARDS):
+            if vec[O_HAND + c] > 0 and (fits >> c) & 1:
+                tops[p] = c
+                out[c * 8 + p] = min(max((_open_count(tops, side_ok, unseen) - now) / 13.0, -1.0), 1.0)
+                tops[p] = t
+    for s in range(4):                       # whole side pile s onto pile p
+        base = vec[O_BASE + s]
+        if base < 0:
+            continue
+        for p in range(8):
+            t = tops[p]
+            if p == s or not ((t >= 0 and (FITS_ON[t] >> base) & 1) or (t < 0 and p >= 4 and (KINGS_MASK >> base) & 1)):
+                continue
+            tops[p] = tops[s]
+            tops[s] = -1
+            out[_MOVE_BASE + s * 8 + p] = min(max((_open_count(tops, side_ok, unseen) - now) / 13.0, -1.0), 1.0)
+            tops[s] = tops[p]
+            tops[p] = t
+
+
+@nb.njit(cache=True)
+def planes_opens_rows(vecs, rules, out):
+    """The planes then ``opens`` for every row of ``vecs`` into ``out`` (float32[B, PLANES_OPENS_SIZE])."""
+    for i in range(vecs.shape[0]):
+        planes_from_vector(vecs[i], rules, out[i, :PLANES_SIZE])
+        opens_from_vector(vecs[i], rules, out[i, PLANES_SIZE:])
+
+
+def encode(vec, rules, observation: str) -> np.ndarray:
+    """One observation vector as the encoding ``observation`` (``vector``, ``planes`` or
+    ``planes_opens``) asks for; ``rules`` a RuleSet."""
+    if observation == "vector":
+        return np.asarray(vec, dtype=np.int8)
+    if observation == "planes":
+        return planes(vec, rules)
+    out = np.zeros((1, PLANES_OPENS_SIZE), dtype=np.float32)
+    planes_opens_rows(np.asarray(vec, dtype=np.int8).reshape(1, -1), rules.codes(), out)
+    return out[0]
