@@ -38,6 +38,8 @@ class PolicyNet:
     biases: list
     activation: str = "tanh"
     meta: dict = field(default_factory=dict)
+    #: the opens head (:mod:`kc_sim.learn.opens_policy`): logits += opens_weight * obs[opens]
+    opens_weight: float = 0.0
 
     @classmethod
     def from_sb3(cls, model, meta=None) -> "PolicyNet":
@@ -46,8 +48,7 @@ class PolicyNet:
         import torch.nn as nn
 
         policy = model.policy
-        if not isinstance(policy.features_extractor, nn.Flatten) and type(policy.features_extractor).__name__ != \
-                "FlattenExtractor":
+        if type(policy.features_extractor).__name__ not in ("FlattenExtractor", "OpensExtractor"):
             raise ValueError(f"unsupported feature extractor {type(policy.features_extractor).__name__}")
         layers, kinds = [], set()
         for m in list(policy.mlp_extractor.policy_net) + [policy.action_net]:
@@ -63,11 +64,12 @@ class PolicyNet:
             raise ValueError(f"mixed activations {sorted(kinds)} in the policy network")
         w = [m.weight.detach().cpu().numpy().astype(np.float32).copy() for m in layers]
         b = [m.bias.detach().cpu().numpy().astype(np.float32).copy() for m in layers]
-        return cls(w, b, kinds.pop() if kinds else "tanh", dict(meta or {}))
+        head = float(policy.opens_weight.detach().cpu().item()) if hasattr(policy, "opens_weight") else 0.0
+        return cls(w, b, kinds.pop() if kinds else "tanh", dict(meta or {}), head)
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """float32[B, actions] for observations float[B, n] (or one observation [n])."""
-        x = np.asarray(obs, dtype=np.float32)
+        x = obs = np.asarray(obs, dtype=np.float32)
         act = ACTIVATIONS[self.activation]
         last = len(self.weights) - 1
         for k, (w, b) in enumerate(zip(self.weights, self.biases)):
@@ -75,6 +77,8 @@ class PolicyNet:
             x += b
             if k < last:
                 x = act(x)
+        if self.opens_weight:
+            x += self.opens_weight * obs[..., -x.shape[-1]:]
         return x
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -91,7 +95,8 @@ class PolicyNet:
         np.savez(buf, **arrays)
         with zipfile.ZipFile(path, "a") as z:
             z.writestr(NPZ_NAME, buf.getvalue())
-            z.writestr(META_NAME, json.dumps(self.meta | {"activation": self.activation}, indent=1))
+            z.writestr(META_NAME, json.dumps(self.meta | {"activation": self.activation,
+                                                          "opens_weight": self.opens_weight}, indent=1))
 
     @classmethod
     def read_from(cls, path) -> "PolicyNet | None":
@@ -105,4 +110,4 @@ class PolicyNet:
                 n = len([k for k in f.files if k.startswith("w")])
                 w = [f[f"w{k}"] for k in range(n)]
                 b = [f[f"b{k}"] for k in range(n)]
-        return cls(w, b, meta.pop("activation", "tanh"), meta)
+        return cls(w, b, meta.pop("activation", "tanh"), meta, float(meta.pop("opens_weight", 0.0)))

@@ -146,7 +146,8 @@ def _check(opponent, players, rules, seat, observation, reward, steps, envs, eva
 def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="model.zip", *, rules="classic",
           seed: int = 0, envs: int = 64, seat: int = 0, observation: str = "planes", reward: str = "win",
           evals: int = 10, eval_rounds: int = 2000, net=(256, 256), n_steps: int = 64, batch_size: int = 1024,
-          n_epochs: int = 4, learning_rate: float = 3e-4, gamma: float = 0.995, ent_coef: float = 0.01,
+          n_epochs: int = 4, learning_rate: float = 3e-4, gamma: float = 0.995, gae_lambda: float = 0.95,
+          ent_coef: float = 0.01,
           resume: bool = False, threads: int = 1, log=print) -> TrainResult:
     """Train, evaluate along the way, save; see the module docstring. ``log`` gets the
     progress lines (None: silent). ``threads``: torch's threads (one by default: the
@@ -187,8 +188,13 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
             raise UserError(f"cannot resume {out}: it was trained with {json.dumps(stored.meta)}, "
                             f"not {json.dumps(meta)}")
     else:
-        model = MaskablePPO("MlpPolicy", venv, n_steps=n_steps, batch_size=batch_size, n_epochs=n_epochs,
-                            learning_rate=learning_rate, gamma=gamma, ent_coef=ent_coef, seed=seed, device="cpu",
+        policy = "MlpPolicy"
+        if observation == "planes_opens":          # the logits also weigh what each action opens
+            from kc_sim.learn.opens_policy import OpensPolicy
+            policy = OpensPolicy
+        model = MaskablePPO(policy, venv, n_steps=n_steps, batch_size=batch_size, n_epochs=n_epochs,
+                            learning_rate=learning_rate, gamma=gamma, gae_lambda=gae_lambda, ent_coef=ent_coef,
+                            seed=seed, device="cpu",
                             policy_kwargs={"net_arch": {"pi": list(net), "vf": list(net)}}, verbose=0)
     done0 = int(model.num_timesteps)
     if done0 >= steps:
@@ -211,7 +217,7 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
     def line(steps_now: int, ev: EvalResult | None) -> str:
         rate = (steps_now - done0) / state["train"] if state["train"] > 0 else 0.0
         left = max(0, steps - steps_now) / rate if rate > 0 else math.nan
-        text = f"steps {steps_now:,}/{steps:,} ({steps_now / steps:.0%})"
+        text = f"steps {steps_now:,}/{steps:,} ({min(steps_now / steps, 1.0):.0%})"
         if rate:
             text += f", {rate:,.0f} steps/s, {_duration(left)} left"
         if ev is not None:

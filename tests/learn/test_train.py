@@ -135,3 +135,27 @@ def test_sb3_bad_names():
         load_agent("sb3:no/such/model.zip")
     with pytest.raises(UserError, match="expected sb3:path"):
         load_agent("sb3:")
+
+
+def test_opens_head_is_played_in_numpy_as_sb3_predicts(tmp_path):
+    """--observation planes_opens trains OpensPolicy (logits + a learned weight x opens);
+    the stored NumPy net, head included, gives sb3's own choices."""
+    from sb3_contrib import MaskablePPO
+
+    from kc_sim.learn.train import train
+    from kc_sim.ui.gym_env import KcVectorEnv
+
+    res = train("greedy", 2, 2048, tmp_path / "m.zip", envs=16, evals=0, eval_rounds=100, observation="planes_opens",
+                seed=2, log=None)
+    model = MaskablePPO.load(res.model, device="cpu")
+    net = PolicyNet.read_from(res.model)
+    assert type(model.policy).__name__ == "OpensPolicy"
+    assert net.opens_weight == pytest.approx(float(model.policy.opens_weight.item())) and net.opens_weight != 0
+    venv = KcVectorEnv(32, players=2, opponents="greedy", observation="planes_opens")
+    obs, _ = venv.reset(seed=4)
+    for _ in range(25):
+        mask = venv.action_masks()
+        ours = net.act(obs, mask)
+        theirs, _ = model.predict(obs, action_masks=mask, deterministic=True)
+        assert np.array_equal(ours, theirs)
+        obs, *_ = venv.step(ours)
