@@ -1,6 +1,6 @@
 # Two-command set-up on a fresh machine with Python 3.11:
-#   make run    installs into .venv and runs a default tournament
-#   make test   installs into .venv (with the test extra) and runs the test suite
+#   make run    installs kc-sim into .venv and runs a default tournament
+#   make test   adds the test, rl, train (torch, sb3) and openspiel extras and runs the test suite
 # Every install is pinned by constraints.txt (make lock rewrites it; see the README).
 # numba's compile cache is the one kc-sim itself uses (~/.cache/kc-sim/numba, or
 # NUMBA_CACHE_DIR when set), so make, kc-sim, the tests and notebooks share it.
@@ -13,7 +13,12 @@ PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c const
 
 $(BIN)/kc-sim: pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(PIP) -e ".[test,rl]"
+	$(PIP) -e .
+	touch $@
+
+# everything the tests use: the test tools, PettingZoo, torch with sb3-contrib, OpenSpiel
+$(BIN)/pytest: $(BIN)/kc-sim
+	$(PIP) -e ".[test,rl,train,openspiel]"
 	touch $@
 
 install: $(BIN)/kc-sim
@@ -21,23 +26,23 @@ install: $(BIN)/kc-sim
 run: install
 	$(BIN)/kc-sim tournament --agents greedy,merger
 
-test: install
+test: $(BIN)/pytest
 	$(BIN)/deptry .
 	$(BIN)/lint-imports
 	$(BIN)/ruff check --select F kc_sim agents tests experiments
 	$(BIN)/python -m pytest -n 2 -q
 
-$(BIN)/jupyter-lab: $(BIN)/kc-sim
-	$(PIP) -e ".[test,rl,notebook]"
+$(BIN)/jupyter-lab: $(BIN)/pytest
+	$(PIP) -e ".[test,rl,train,openspiel,notebook]"
 	touch $@
 
 notebook: $(BIN)/jupyter-lab
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
-bench: install
+bench: $(BIN)/pytest
 	$(BIN)/kc-sim bench --cold --agents --tournament --env
 
-lock: install
+lock: $(BIN)/pytest
 	$(PIP) pip-tools
 	$(BIN)/pip-compile --all-extras --strip-extras --allow-unsafe --no-emit-index-url --no-emit-find-links \
 		--upgrade --quiet -o constraints.txt pyproject.toml

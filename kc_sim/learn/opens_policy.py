@@ -3,7 +3,7 @@ what the action opens (``observation="planes_opens"``, :mod:`kc_sim.ui.obs_plane
 
 A plain MLP has one output per action id and would have to learn, for each of the 449 ids
 separately, that the value in its own ``opens`` slot matters to it. Adding
-``opens_weight * opens[a]`` to logit ``a`` shares that one lesson across all actions (the
+``OPENS_SCALE * opens_weight * opens[a]`` to logit ``a`` shares that one lesson across all actions (the
 same idea as an action-feature head), while the MLP still reads the whole observation.
 ``kc-sim train --observation planes_opens`` uses this policy; ``PolicyNet`` evaluates it
 in NumPy (the weight is stored with the others).
@@ -18,7 +18,12 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from kc_sim.ui.obs_planes import PLANES_SIZE
 
-__all__ = ["OpensExtractor", "OpensPolicy"]
+__all__ = ["OPENS_SCALE", "OpensExtractor", "OpensPolicy"]
+
+#: the head's weight is learned in these units: Adam moves every parameter by about the
+#: learning rate per step, and a useful weight is tens of logits per unit of opens, far more
+#: than 3e-4 per step could reach in a few thousand updates
+OPENS_SCALE = 64.0
 
 
 class OpensExtractor(BaseFeaturesExtractor):
@@ -45,5 +50,5 @@ class OpensPolicy(MaskableActorCriticPolicy):
                                               **self.optimizer_kwargs)
 
     def _get_action_dist_from_latent(self, latent_pi: th.Tensor):
-        logits = self.action_net(latent_pi) + self.opens_weight * self.pi_features_extractor.opens
+        logits = self.action_net(latent_pi) + OPENS_SCALE * self.opens_weight * self.pi_features_extractor.opens
         return self.action_dist.proba_distribution(action_logits=logits)

@@ -64,7 +64,10 @@ class PolicyNet:
             raise ValueError(f"mixed activations {sorted(kinds)} in the policy network")
         w = [m.weight.detach().cpu().numpy().astype(np.float32).copy() for m in layers]
         b = [m.bias.detach().cpu().numpy().astype(np.float32).copy() for m in layers]
-        head = float(policy.opens_weight.detach().cpu().item()) if hasattr(policy, "opens_weight") else 0.0
+        head = 0.0
+        if hasattr(policy, "opens_weight"):          # the opens head, in logits per unit of opens
+            from kc_sim.learn.opens_policy import OPENS_SCALE
+            head = OPENS_SCALE * float(policy.opens_weight.detach().cpu().item())
         return cls(w, b, kinds.pop() if kinds else "tanh", dict(meta or {}), head)
 
     def logits(self, obs: np.ndarray) -> np.ndarray:

@@ -171,8 +171,8 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
     opp_text = ",".join(opp[s] for s in sorted(opp))
     meta = {"observation": observation, "players": players, "rules": rs.spec(), "seat": seat,
             "opponents": opp_text, "reward": reward, "seed": seed}
-    title = (f"MaskablePPO, seat {seat} of {players} vs {opp_text} ({rs.spec()}); "
-             f"{eval_rounds:,} fixed deals per point")
+    title = (f"MaskablePPO ({observation}), seat {seat} of {players} vs {opp_text}, "
+             f"rules {rules if isinstance(rules, str) else rs.spec()}\n{eval_rounds:,} fixed deals per point")
     say = log or (lambda *_: None)
 
     venv = SB3VecEnv(KcVectorEnv(envs, players, rules, opp, seat, observation, reward), seed=seed)

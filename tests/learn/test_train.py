@@ -24,6 +24,18 @@ def _run(*args, cwd=None, timeout=300):
     return subprocess.run([*KC, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout)
 
 
+def _same_choices(net, model, venv, steps):
+    """Along ``steps`` steps of ``venv``, the NumPy net picks what sb3 predicts (deterministic), all legal."""
+    obs, _ = venv.reset(seed=9)
+    for _ in range(steps):
+        mask = venv.action_masks()
+        ours = net.act(obs, mask)
+        theirs, _ = model.predict(obs, action_masks=mask, deterministic=True)
+        assert np.array_equal(ours, theirs)
+        assert mask[np.arange(venv.num_envs), ours].all()
+        obs, *_ = venv.step(ours)
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A model trained 2,048 steps against greedy at 2 players, through the command line."""
@@ -55,15 +67,7 @@ def test_numpy_policy_plays_what_maskable_ppo_predicts(trained):
     model = MaskablePPO.load(d / "model.zip", device="cpu")
     net = PolicyNet.read_from(d / "model.zip")
     assert net.meta["observation"] == "planes" and net.meta["opponents"] == "greedy"
-    venv = KcVectorEnv(64, players=2, opponents="greedy")
-    obs, _ = venv.reset(seed=9)
-    for _ in range(30):
-        mask = venv.action_masks()
-        ours = net.act(obs, mask)
-        theirs, _ = model.predict(obs, action_masks=mask, deterministic=True)
-        assert np.array_equal(ours, theirs)
-        assert mask[np.arange(64), ours].all()
-        obs, *_ = venv.step(ours)
+    _same_choices(net, model, KcVectorEnv(64, players=2, opponents="greedy"), 30)
 
 
 def test_sb3_agent_plays_a_tournament_in_worker_processes(trained, tmp_path):
@@ -150,12 +154,8 @@ def test_opens_head_is_played_in_numpy_as_sb3_predicts(tmp_path):
     model = MaskablePPO.load(res.model, device="cpu")
     net = PolicyNet.read_from(res.model)
     assert type(model.policy).__name__ == "OpensPolicy"
-    assert net.opens_weight == pytest.approx(float(model.policy.opens_weight.item())) and net.opens_weight != 0
-    venv = KcVectorEnv(32, players=2, opponents="greedy", observation="planes_opens")
-    obs, _ = venv.reset(seed=4)
-    for _ in range(25):
-        mask = venv.action_masks()
-        ours = net.act(obs, mask)
-        theirs, _ = model.predict(obs, action_masks=mask, deterministic=True)
-        assert np.array_equal(ours, theirs)
-        obs, *_ = venv.step(ours)
+    from kc_sim.learn.opens_policy import OPENS_SCALE
+
+    assert net.opens_weight == pytest.approx(OPENS_SCALE * float(model.policy.opens_weight.item()))
+    assert net.opens_weight != 0
+    _same_choices(net, model, KcVectorEnv(32, players=2, opponents="greedy", observation="planes_opens"), 25)
