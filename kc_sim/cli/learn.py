@@ -34,6 +34,10 @@ def train(
     evals: Annotated[int, typer.Option("--evals", help="points of the learning curve after the first")] = 10,
     eval_rounds: Annotated[int, typer.Option("--eval-rounds", help="rounds per point (the same deals each time)")]
     = 2000,
+    learning_rate: Annotated[float, typer.Option("--learning-rate", help="PPO's learning rate")] = 1e-4,
+    gamma: Annotated[float, typer.Option("--gamma", help="discount per learner decision")] = 1.0,
+    gae_lambda: Annotated[float, typer.Option("--gae-lambda", help="GAE's lambda")] = 0.95,
+    ent_coef: Annotated[float, typer.Option("--ent-coef", help="entropy bonus")] = 0.03,
     resume: Annotated[bool, typer.Option("--resume", help="continue training the model in --out")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress lines, only the final ones")] = False,
 ):
@@ -45,6 +49,7 @@ def train(
 
     res = run_train(opponent, players, steps, out, rules=rules, seed=seed, envs=envs, seat=seat,
                     observation=observation, reward=reward, evals=evals, eval_rounds=eval_rounds, resume=resume,
+                    learning_rate=learning_rate, gamma=gamma, gae_lambda=gae_lambda, ent_coef=ent_coef,
                     log=None if quiet else main_log)
     last = res.last
     typer.echo(f"trained {res.steps:,} steps in {res.train_seconds:.1f} s ({res.steps / max(res.train_seconds, 1e-9):,.0f}"

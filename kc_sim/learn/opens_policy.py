@@ -22,7 +22,7 @@ __all__ = ["OPENS_SCALE", "OpensExtractor", "OpensPolicy"]
 
 #: the head's weight is learned in these units: Adam moves every parameter by about the
 #: learning rate per step, and a useful weight is tens of logits per unit of opens, far more
-#: than 3e-4 per step could reach in a few thousand updates
+#: than a learning rate of 1e-4 per step could reach in a few thousand updates
 OPENS_SCALE = 64.0
 
 

@@ -107,7 +107,7 @@ def plot_curve(curve, path, title: str) -> None:
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("training steps (learner decisions)")
     ax.set_ylabel("score against the opponents")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=9)
     ax.set_ylim(max(0.0, min(0.4, float(curve["score_lo"].min()) - 0.02)), min(1.0, float(curve["score_hi"].max()) + 0.05))
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
@@ -126,7 +126,8 @@ class TrainResult:
     last: EvalResult
 
 
-def _check(opponent, players, rules, seat, observation, reward, steps, envs, evals, eval_rounds):
+def _check(opponent, players, rules, seat, observation, reward, steps, envs, evals, eval_rounds,
+           learning_rate=1e-4, gamma=1.0, gae_lambda=0.95, ent_coef=0.03):
     rs = parse_rules(rules)
     rs.check_players(players)
     opp = opponent_seats(opponent, players, seat)
@@ -140,20 +141,27 @@ def _check(opponent, players, rules, seat, observation, reward, steps, envs, eva
     for what, v, low in (("steps", steps, 1), ("envs", envs, 1), ("evals", evals, 0), ("eval-rounds", eval_rounds, 1)):
         if v < low:
             raise UserError(f"bad --{what} {v}: expected at least {low}")
+    for what, v in (("learning-rate", learning_rate), ("gamma", gamma), ("gae-lambda", gae_lambda), ("ent-coef", ent_coef)):
+        low = "(0" if what == "learning-rate" else "[0"
+        if not (0 <= v <= 1) or (what == "learning-rate" and v == 0):
+            raise UserError(f"bad --{what} {v}: expected a number in {low}, 1]")
     return rs, opp
 
 
 def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="model.zip", *, rules="classic",
           seed: int = 0, envs: int = 64, seat: int = 0, observation: str = "planes", reward: str = "win",
           evals: int = 10, eval_rounds: int = 2000, net=(256, 256), n_steps: int = 64, batch_size: int = 1024,
-          n_epochs: int = 4, learning_rate: float = 3e-4, gamma: float = 0.995, gae_lambda: float = 0.95,
-          ent_coef: float = 0.01,
+          n_epochs: int = 4, learning_rate: float = 1e-4, gamma: float = 1.0, gae_lambda: float = 0.95,
+          ent_coef: float = 0.03,
           resume: bool = False, threads: int = 1, log=print) -> TrainResult:
     """Train, evaluate along the way, save; see the module docstring. ``log`` gets the
-    progress lines (None: silent). ``threads``: torch's threads (one by default: the
+    progress lines (None: silent). The PPO settings default to those of the run that beat
+    ``random`` (results/README.md): ``gamma=1`` (a round is short and only its end pays),
+    ``learning_rate=1e-4``, ``ent_coef=0.03``. ``threads``: torch's threads (one by default: the
     network is small, and more threads spin against the env stepping on a busy machine)."""
     t0 = time.perf_counter()
-    rs, opp = _check(opponent, players, rules, seat, observation, reward, steps, envs, evals, eval_rounds)
+    rs, opp = _check(opponent, players, rules, seat, observation, reward, steps, envs, evals, eval_rounds,
+                     learning_rate, gamma, gae_lambda, ent_coef)
     MaskablePPO = _sb3()
     import pandas as pd
     import torch
@@ -240,10 +248,10 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
             return True
 
     last = None
+    start = time.perf_counter() - t0           # imports, compiling or loading the core, the model
     if not rows:
         last = snapshot(done0)
-        say(line(done0, last) + " (before training)")
-    start = time.perf_counter() - t0
+        say(line(done0, last) + f" (before training; {time.perf_counter() - t0 - start:.1f} s)")
     say(f"compile and start-up {start:.1f} s; training {steps - done0:,} steps on {envs} envs")
     state["t"] = state["shown"] = time.perf_counter()
     try:

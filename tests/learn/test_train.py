@@ -127,6 +127,7 @@ def test_resume_continues_the_curve(trained, tmp_path):
     (["--opponent", "tests/helpers/agents/buggy.py:Buggy"], "a Python agent"),
     (["--players", "9"], "players"),
     (["--reward", "score"], "bad reward"),
+    (["--gamma", "2"], "bad --gamma 2.0: expected a number in [0, 1]"),
 ])
 def test_train_bad_input_is_one_line(args, says):
     r = _run("train", "--steps", "1000", *args)
