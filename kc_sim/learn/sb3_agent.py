@@ -20,13 +20,7 @@ from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
 from kc_sim.learn.policy_net import PolicyNet
 from kc_sim.play.agent import AgentSpec, PythonAgent
-from kc_sim.ui.obs_planes import (
-    OBSERVATIONS,
-    PLANES_OPENS_SIZE,
-    PLANES_SIZE,
-    opens_from_vector,
-    planes_from_vector,
-)
+from kc_sim.ui.obs_planes import OBSERVATIONS, SIZES, encode_into
 from kc_sim.ui.obs_vector import OBS_SIZE, vector_from_view
 
 __all__ = ["SB3Agent", "load", "load_net"]
@@ -51,10 +45,10 @@ def load_net(path: str) -> PolicyNet:
                             "train extra: pip install 'kc-sim[train]'") from None
         model = MaskablePPO.load(p, device="cpu")
         size = model.observation_space.shape[0]
-        kind = {OBS_SIZE: "vector", PLANES_SIZE: "planes", PLANES_OPENS_SIZE: "planes_opens"}.get(size)
+        kind = {n: k for k, n in SIZES.items()}.get(size)
         if kind is None:
             raise UserError(f"bad agent 'sb3:{path}': its observations have {size} values, not one of kc-sim's "
-                            f"encodings ({OBS_SIZE}, {PLANES_SIZE} or {PLANES_OPENS_SIZE})")
+                            f"encodings ({', '.join(f'{k} {n}' for k, n in SIZES.items())})")
         net = PolicyNet.from_sb3(model, {"observation": kind})
     if net.meta.get("observation", "planes") not in OBSERVATIONS:
         raise UserError(f"bad agent 'sb3:{path}': unknown observation {net.meta.get('observation')!r}")
@@ -72,7 +66,7 @@ class SB3Agent(PythonAgent):
         self.kind = self.net.meta.get("observation", "planes")
         self._vec = np.zeros(OBS_SIZE, dtype=np.int8)
         self._mask = np.zeros(self.net.weights[-1].shape[0], dtype=bool)
-        self._planes = np.zeros(PLANES_SIZE if self.kind == "planes" else PLANES_OPENS_SIZE, dtype=np.float32)
+        self._planes = np.zeros(SIZES[self.kind], dtype=np.float32)
         self._rules = None
 
     def act(self, obs):
@@ -84,10 +78,7 @@ class SB3Agent(PythonAgent):
             if self._rules is not obs.rules:
                 self._rules = obs.rules
                 self._codes = parse_rules(obs.rules).codes()
-            planes_from_vector(v, self._codes, self._planes[:PLANES_SIZE])
-            if self.kind == "planes_opens":
-                opens_from_vector(v, self._codes, self._planes[PLANES_SIZE:])
-            v = self._planes
+            v = encode_into(v, self._codes, self.kind, self._planes)
         z = self.net.logits(v)
         idx = np.fromiter(legal, dtype=np.int64, count=len(legal))
         return int(idx[int(np.argmax(z[idx]))])

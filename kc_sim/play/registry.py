@@ -71,13 +71,17 @@ def _entries() -> dict[str, importlib.metadata.EntryPoint]:
 @lru_cache(maxsize=None)
 def _registered(name: str) -> AgentSpec:
     """Import the entry ``name`` and make it a spec."""
-    ep = _entries()[name]
-    try:
-        obj = ep.load()
-    except Exception as e:
-        raise UserError(f"agent {name!r} is registered as {ep.value} but importing it raised "
-                        f"{type(e).__name__}: {' '.join(str(e).split())}") from e
+    obj = _load_entry(_entries()[name], f"agent {name!r} is registered")
     return obj if isinstance(obj, AgentSpec) else spec_from_object(obj, name)
+
+
+def _load_entry(ep: importlib.metadata.EntryPoint, what: str):
+    """Import an entry point; a failure is one UserError line: ``what`` as ``ep.value`` and why."""
+    try:
+        return ep.load()
+    except Exception as e:
+        raise UserError(f"{what} as {ep.value} but importing it raised {type(e).__name__}: "
+                        f"{' '.join(str(e).split())}") from e
 
 
 @lru_cache(maxsize=None)
@@ -89,12 +93,7 @@ def _loaders() -> dict[str, importlib.metadata.EntryPoint]:
 def _from_loader(prefix: str, rest: str, name: str) -> AgentSpec:
     """The agent ``prefix:rest`` made by its registered loader; one spec per name."""
     ep = _loaders()[prefix]
-    try:
-        loader = ep.load()
-    except Exception as e:
-        raise UserError(f"agent {name!r}: the loader {prefix!r} is registered as {ep.value} but importing it "
-                        f"raised {type(e).__name__}: {' '.join(str(e).split())}") from e
-    spec = loader(rest, name)
+    spec = _load_entry(ep, f"agent {name!r}: the loader {prefix!r} is registered")(rest, name)
     if not isinstance(spec, AgentSpec):
         raise UserError(f"agent {name!r}: the loader {ep.value} returned {type(spec).__name__}, not an AgentSpec")
     return spec

@@ -76,13 +76,7 @@ from kc_sim.core.step import apply, deal
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.registry import load_agent
-from kc_sim.ui.obs_planes import (
-    OBSERVATIONS,
-    PLANES_OPENS_SIZE,
-    PLANES_SIZE,
-    planes_opens_rows,
-    planes_rows,
-)
+from kc_sim.ui.obs_planes import OBSERVATIONS, SIZES, planes_opens_rows, planes_rows
 from kc_sim.ui.obs_vector import OBS_SIZE, fill_observation
 
 __all__ = ["BatchEnv", "BatchOutput"]
@@ -373,8 +367,7 @@ class BatchEnv:
         )
         self._vector = self.out.observation
         if observation != "vector":           # the learnable encodings, computed from the vector
-            size = PLANES_SIZE if observation == "planes" else PLANES_OPENS_SIZE
-            self.out = self.out._replace(observation=np.zeros((B, size), dtype=np.float32))
+            self.out = self.out._replace(observation=np.zeros((B, SIZES[observation]), dtype=np.float32))
         self._ready = False
 
     def _encode(self) -> None:

@@ -72,6 +72,7 @@ from kc_sim.ui.obs_vector import (
     O_TO_ACT,
     O_TOP,
     O_TURN_ACTIONS,
+    OBS_SIZE,
 )
 
 _SIZES = (("hand", 52), ("hand2", 52), ("table", 52), ("table2", 52), ("top", 8 * 52), ("base", 8 * 52),
@@ -93,6 +94,8 @@ OBSERVATIONS = ("vector", "planes", "planes_opens")
 #: the ``opens`` block: one value per action id, after the planes
 OPENS_SIZE = 449
 PLANES_OPENS_SIZE = PLANES_SIZE + OPENS_SIZE
+#: values in one observation of each encoding
+SIZES = {"vector": OBS_SIZE, "planes": PLANES_SIZE, "planes_opens": PLANES_OPENS_SIZE}
 _MOVE_BASE, _STOP = 416, 448
 
 
@@ -222,13 +225,20 @@ def planes_opens_rows(vecs, rules, out):
         opens_from_vector(vecs[i], rules, out[i, PLANES_SIZE:])
 
 
+def encode_into(vec, codes, observation: str, out) -> np.ndarray:
+    """Write the encoding ``observation`` (``planes`` or ``planes_opens``) of one observation
+    vector into the float32 row ``out`` (``SIZES[observation]`` long) under the rule codes
+    ``codes``; returns ``out``. For callers that encode one view at a time (agents)."""
+    planes_from_vector(vec, codes, out[:PLANES_SIZE])
+    if observation == "planes_opens":
+        opens_from_vector(vec, codes, out[PLANES_SIZE:])
+    return out
+
+
 def encode(vec, rules, observation: str) -> np.ndarray:
     """One observation vector as the encoding ``observation`` (``vector``, ``planes`` or
-    ``planes_opens``) asks for; ``rules`` a RuleSet."""
+    ``planes_opens``) asks for (a new array); ``rules`` a RuleSet."""
+    vec = np.asarray(vec, dtype=np.int8)
     if observation == "vector":
-        return np.asarray(vec, dtype=np.int8)
-    if observation == "planes":
-        return planes(vec, rules)
-    out = np.zeros((1, PLANES_OPENS_SIZE), dtype=np.float32)
-    planes_opens_rows(np.asarray(vec, dtype=np.int8).reshape(1, -1), rules.codes(), out)
-    return out[0]
+        return vec
+    return encode_into(vec, rules.codes(), observation, np.zeros(SIZES[observation], dtype=np.float32))

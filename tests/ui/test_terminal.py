@@ -577,3 +577,25 @@ def test_killed_worker_ends_with_one_line_and_the_rerun_finishes(term, tmp_path)
         rerun_finishes(term, soft, *BIG)
     finally:
         soft.report()
+
+
+def test_play_against_a_trained_model(term, tmp_path):
+    """A policy trained by kc-sim train (``sb3:model.zip``) as the opponent in the terminal game:
+    it plays its turns, and the saved record names it."""
+    pytest.importorskip("sb3_contrib")
+    from kc_sim.learn.train import train
+
+    train("random", 2, 1024, tmp_path / "model.zip", envs=16, evals=0, eval_rounds=50, log=None)
+    out = tmp_path / "game.jsonl"
+    t = term("play", "--agents", "human,sb3:model.zip", "--seed", "5", "--out", out.name)
+    t.expect(PROMPT, timeout=60, what="the first move prompt")
+    t.child.sendline("stop")                      # our turn ends; the model plays its turn
+    t.expect(PROMPT, timeout=30, what="the prompt after the model's turn")
+    assert "sb3:model.zip" in t.raw
+    t.child.sendline("quit")
+    t.expect(r"saved to", timeout=10, what="the saved record's path")
+    assert t.finish(timeout=20) == 0, t.screen()
+    no_traceback(t)
+    rec = json.loads(out.read_text().splitlines()[0])
+    assert rec["players"] == ["human", "sb3:model.zip"]
+    assert any(turn["seat"] == 1 for turn in rec["turns"])
