@@ -1,15 +1,24 @@
-"""Running a tournament: plan, play the chunks that are not done, store them, summarise.
+"""Running a tournament: plan, warm, play, stop, summarise.
 
-:func:`run_tournament` is the whole run: check the input and the run folder
-(:mod:`~kc_sim.tournament.plan`, :mod:`~kc_sim.tournament.run_folder`), compile once here,
-start the workers (:mod:`~kc_sim.tournament.backends`), and write every chunk's parquet
-parts as its result arrives, then mark it done in ``manifest.json`` (:func:`_store`).
-Rerunning the same configuration into the same folder plays only the chunks not yet
-done. At the end (:func:`finish`) the chunks' tallies are added up into the summary
-and game records are written (:mod:`~kc_sim.tournament.game_records`). Every seed
-derives from the run seed and the group number, so the output is the same for every
-``jobs`` and backend. With ``until`` the run stops once its pairs are decided
-(:mod:`~kc_sim.tournament.stopping`), after the same block whatever the workers.
+:func:`run_tournament` checks the options, makes the plan (:mod:`~kc_sim.tournament.plan`)
+and opens the run folder (:class:`~kc_sim.tournament.run_folder.RunFolder`: refusing a
+folder of another run, the manifest, resume), then takes the steps of a :class:`Run`:
+
+1. **plan** - the chunks not yet done (rerunning the same configuration into the same
+   folder plays only those) and the number of processes that play them;
+2. **warm** - compile once here (the generic loop meanwhile in a second process on a cold
+   cache, :func:`compiling_loop_aside`), then start the workers
+   (:mod:`~kc_sim.tournament.backends`);
+3. **play** - every chunk's parts written as its result arrives, then the chunk marked
+   done in ``manifest.json``; Ctrl-C keeps what is done;
+4. **stop** - with ``until`` the run stops once its pairs are decided
+   (:mod:`~kc_sim.tournament.stopping`), after the same block whatever the workers; what
+   was played beyond that block is dropped;
+5. **summarise** - the chunks' tallies added up into the summary, game records written
+   (:mod:`~kc_sim.tournament.game_records`).
+
+Every seed derives from the run seed and the group number, so the output is the same for
+every ``jobs`` and backend.
 """
 
 from __future__ import annotations
@@ -29,17 +38,12 @@ from kc_sim.tournament import results
 from kc_sim.tournament.backends import WorkerLost, executor, prestart_loky
 from kc_sim.tournament.game_records import write_tournament_records
 from kc_sim.tournament.plan import FAULTS_DIR, FORMAT, Plan, make_plan
-from kc_sim.tournament.run_folder import (
-    check_run_folder,
-    open_run_folder,
-    save_manifest,
-)
+from kc_sim.tournament.run_folder import RunFolder, check_run_folder
 from kc_sim.tournament.schedule import group_seeds
-from kc_sim.tournament.schema import matches_table, rounds_table
 from kc_sim.tournament.stopping import Stopper, parse_until
 from kc_sim.tournament.worker import ChunkTask, warm
 
-__all__ = ["BACKENDS", "FORMAT", "Interrupted", "RunResult", "WorkerLost", "check_run_folder", "finish",
+__all__ = ["BACKENDS", "FORMAT", "Interrupted", "Run", "RunResult", "WorkerLost", "check_run_folder",
            "make_plan", "resolve_jobs", "run_tournament"]
 
 BACKENDS = ("loky", "dask", "sequential")
@@ -156,6 +160,20 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     ``start_seconds`` starts; the command line passes the start of its process, so the
     compiling done while importing counts as start-up, not as nothing."""
     t0 = time.perf_counter() if started is None else started
+    backend, stop_rule = _check_options(backend, scheduler, records, jobs, until, precision, alpha)
+    with compiling_loop_aside("rounds" if matches is None else "matches") as aside:
+        plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
+                         out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
+        with RunFolder.open(plan, command) as folder:
+            run = Run.plan_from(folder, stop_rule, jobs=jobs, backend=backend, scheduler=scheduler, t0=t0)
+            run.warm(aside)
+            run.play(quiet=quiet, on_chunk=on_chunk)
+            run.stop()
+            return run.summarise(records=records, summary=summary)
+
+
+def _check_options(backend, scheduler, records, jobs, until, precision, alpha):
+    """The options that need no plan, checked before anything else: ``(backend, stop rule)``."""
     if backend is None:
         backend = "dask" if scheduler else "loky"
     if backend not in BACKENDS:
@@ -165,98 +183,133 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     if records < 0:
         raise UserError(f"bad --records {records}: expected 0 or more")
     resolve_jobs(jobs)                         # a bad --jobs is refused before anything else
-    stop_rule = parse_until(until, precision, alpha)
-    with compiling_loop_aside("rounds" if matches is None else "matches") as aside:
-        plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
-                         out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
-        old = check_run_folder(plan)
-        sched = plan.schedule
-        chunks = sched.chunks()
-        manifest = open_run_folder(plan, old, command)
+    return backend, parse_until(until, precision, alpha)
 
-        def done(i: int) -> bool:
-            return manifest["chunks"][i]["state"] == "done"
 
+class Run:
+    """One call of :func:`run_tournament` once its folder is open, as its steps in order:
+    :meth:`plan_from` (what is left to play and by how many processes), :meth:`warm` (compile
+    or load the compiled code, start the workers), :meth:`play` (the chunks, each stored
+    as it arrives; Ctrl-C), :meth:`stop` (with ``--until``: drop what was played beyond
+    the stop) and :meth:`summarise` (tallies, summary, records)."""
+
+    def __init__(self, folder: RunFolder, stopper: Stopper | None, pending: list, workers: int, backend: str,
+                 scheduler, t0: float):
+        self.folder, self.plan = folder, folder.plan
+        self.stopper, self.pending, self.workers = stopper, pending, workers
+        self.backend, self.scheduler = backend, scheduler
+        self.t0 = self.t_play = self.t_end = t0
+        self.resumed = folder.n_done()
+        self.played: list[int] = []
+        self.dropped = 0
+        plan = self.plan
+        faults = str((plan.out / FAULTS_DIR).resolve())
+        names = tuple(plan.load_names[i] for i in plan.schedule.lineups[0])
+        self.warm_args = (names, plan.rules.spec(), plan.mode, faults)
+        self.pool = backend == "loky" and workers > 1 and bool(pending)
+        self.warming: list = []
+
+    @classmethod
+    def plan_from(cls, folder: RunFolder, stop_rule, *, jobs, backend: str, scheduler, t0: float) -> Run:
+        """Step 1: the chunks left to play (a resumed run with ``--until`` first replays the
+        rule over its stored chunks) and the number of processes that play them."""
+        plan = folder.plan
         stopper = Stopper(plan, stop_rule) if stop_rule is not None else None
         if stopper is not None:
-            stopper.advance(done)                  # a resumed run replays the rule over its stored chunks
+            stopper.advance(folder.done)           # a resumed run replays the rule over its stored chunks
         skip = set(stopper.beyond()) if stopper is not None and stopper.stopped_at is not None else set()
-        pending = [c for c in chunks if not done(c.index) and c.index not in skip]
-        resumed = sum(done(c.index) for c in chunks)
-        workers = size_workers(jobs, plan, pending)
-        faults = str((plan.out / FAULTS_DIR).resolve())
-        warm_args = (tuple(plan.load_names[i] for i in sched.lineups[0]), plan.rules.spec(), plan.mode, faults)
-        pool = backend == "loky" and workers > 1 and bool(pending)
-        marker = _warm_marker(warm_args)
-        if all(s.compiled for s in plan.specs):
+        pending = [c for c in folder.chunks if not folder.done(c.index) and c.index not in skip]
+        return cls(folder, stopper, pending, size_workers(jobs, plan, pending), backend, scheduler, t0)
+
+    def warm(self, aside) -> None:
+        """Step 2: compile once here (or, with a warm cache and a pool, let the workers load
+        the compiled code themselves while this process goes on), then start the workers."""
+        marker = _warm_marker(self.warm_args)
+        if all(s.compiled for s in self.plan.specs):
             wait_loop(aside)   # (Python agents play in the Python loop: the compile goes on for later runs)
-        if not (pool and marker.exists()):
-            warm(*warm_args)   # compile once here, before any worker starts (workers then only load)
+        if not (self.pool and marker.exists()):
+            warm(*self.warm_args)   # compile once here, before any worker starts (workers then only load)
             try:
                 marker.touch()
             except OSError:    # an unwritable cache folder: the next run warms here again
                 pass
         # with a warm cache the workers load the compiled code themselves while this process goes on
-        warming = prestart_loky(workers, warm_args) if pool else []
-        tasks = [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
-                           c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode, faults,
-                           tuple(sched.lineups[c.lineup]), len(plan.labels), sched.seatings)
-                 for c in pending]
-        bar = _progress(plan, manifest, quiet)
-        t_play = time.perf_counter()
+        self.warming = prestart_loky(self.workers, self.warm_args) if self.pool else []
+
+    def tasks(self) -> list[ChunkTask]:
+        plan, sched = self.plan, self.plan.schedule
+        return [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
+                          c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode,
+                          self.warm_args[3], tuple(sched.lineups[c.lineup]), len(plan.labels), sched.seatings)
+                for c in self.pending]
+
+    def play(self, *, quiet: bool, on_chunk=None) -> None:
+        """Step 3: play the pending chunks, storing each as its result arrives (and, with
+        ``--until``, stopping once the rule says so). Ctrl-C saves the manifest and raises
+        :class:`Interrupted` saying how many chunks are done."""
+        folder, sched, stopper = self.folder, self.plan.schedule, self.stopper
+        tasks = self.tasks()
+        bar = _progress(self.plan, folder.manifest, quiet)
+        self.t_play = time.perf_counter()
         try:
             if tasks:
-                with executor(backend, workers, scheduler, warm_args, warming) as run:
-                    t_play = time.perf_counter()
+                with executor(self.backend, self.workers, self.scheduler, self.warm_args, self.warming) as run:
+                    self.t_play = time.perf_counter()
                     for res in run(tasks):
-                        _store(plan, manifest, chunks[res["index"]], res)
-                        bar.update(sched.units_of(chunks[res["index"]]))
+                        folder.store(res["index"], res)
+                        bar.update(sched.units_of(folder.chunks[res["index"]]))
                         if on_chunk is not None:
                             on_chunk(res["index"])
                         if stopper is not None:
                             stopper.chunk_done(res["index"], res)
-                            if stopper.advance(done):
+                            if stopper.advance(folder.done):
                                 break
         except KeyboardInterrupt:
             bar.close()
             # a chunk marks itself done only once its parts are in place; Ctrl-C may have come
             # before the manifest was written: write it now, so the count below is what resumes
-            save_manifest(manifest, plan.out)
-            n_done = sum(done(c.index) for c in chunks)
-            raise Interrupted(f"interrupted with {n_done} of {len(chunks)} chunks done in {plan.out}; "
-                              "rerun the same command to finish") from None
+            folder.save()
+            raise Interrupted(f"interrupted with {folder.n_done()} of {len(folder.chunks)} chunks done in "
+                              f"{self.plan.out}; rerun the same command to finish") from None
         finally:
             bar.close()
-        t_end = time.perf_counter()
-        played = [t.index for t in tasks if done(t.index)]
-        dropped = 0
-        if stopper is not None:
-            _drop_beyond_stop(plan, manifest, stopper)
-            dropped = sum(sched.units_of(chunks[i]) for i in played if not done(i))
-            played = [i for i in played if done(i)]
-        table, files, tally, n_rounds = finish(plan, manifest, records=records, summary=summary)
-        units = sum(sched.units_of(c) for c in chunks if done(c.index))
-        return RunResult(plan.out, plan, table, units, n_rounds, played_chunks=len(played),
-                         played_units=sum(sched.units_of(chunks[i]) for i in played),
-                         resumed_chunks=resumed, seconds=time.perf_counter() - t0, files=files, tally=tally,
-                         start_seconds=t_play - t0, play_seconds=t_end - t_play if tasks else 0.0,
-                         stop=stopper.reason if stopper is not None else None, dropped_units=dropped)
+        self.t_end = time.perf_counter() if tasks else self.t_play
+        self.played = [t.index for t in tasks if folder.done(t.index)]
 
+    def stop(self) -> None:
+        """Step 4 (with ``--until``): once the rule has stopped the run, remove the parts of
+        the chunks after the stop (in flight when it came), mark them ``skipped`` and record
+        the stop in the manifest; they are not counted as played."""
+        stopper, folder = self.stopper, self.folder
+        if stopper is None:
+            return
+        if stopper.stopped_at is not None:     # (interrupted before the rule decided: nothing to drop)
+            folder.drop(stopper.beyond(), stopper.to_manifest())
+        self.dropped = sum(self.plan.schedule.units_of(folder.chunks[i]) for i in self.played if not folder.done(i))
+        self.played = [i for i in self.played if folder.done(i)]
 
-def _drop_beyond_stop(plan: Plan, manifest: dict, stopper: Stopper) -> None:
-    """Once the rule has stopped the run: remove the parts of chunks after the stop (in
-    flight when it came), mark them ``skipped`` and record the stop in the manifest."""
-    if stopper.stopped_at is None:         # interrupted before the rule decided: nothing to drop
-        return
-    for i in stopper.beyond():
-        for folder in (results.ROUNDS_DIR, results.MATCHES_DIR):
-            (plan.out / folder / results.part_name(i)).unlink(missing_ok=True)
-        entry = manifest["chunks"][i]
-        entry["state"] = "skipped"
-        entry.pop("rows", None)
-        entry.pop("seconds", None)
-    manifest["stop"] = stopper.to_manifest()
-    save_manifest(manifest, plan.out)
+    def summarise(self, *, records: int = 0, summary: bool = True) -> RunResult:
+        """Step 5: merge the match parts, add up the chunks' tallies into the summary (no
+        rows are read), write the records, close the manifest."""
+        plan, folder, out = self.plan, self.folder, self.plan.out
+        files = {"rounds": out / results.ROUNDS_DIR, "manifest": out / results.MANIFEST_FILE}
+        tally, n_rounds = results.run_tally(out, plan.labels, plan.schedule.players)
+        if plan.mode == "matches":
+            files["matches"] = results.merge_parts(out / results.MATCHES_DIR, out / results.MATCHES_FILE)
+        table = None
+        if summary:
+            table = tally.summary(plan.labels)
+            files["summary"] = results.write_summary(table, out)
+        if records:
+            files["records"] = write_tournament_records(plan, records)
+        folder.finished(n_rounds)
+        sched = plan.schedule
+        units = sum(sched.units_of(c) for c in folder.chunks if folder.done(c.index))
+        return RunResult(out, plan, table, units, n_rounds, played_chunks=len(self.played),
+                         played_units=sum(sched.units_of(folder.chunks[i]) for i in self.played),
+                         resumed_chunks=self.resumed, seconds=time.perf_counter() - self.t0, files=files,
+                         tally=tally, start_seconds=self.t_play - self.t0, play_seconds=self.t_end - self.t_play,
+                         stop=self.stopper.reason if self.stopper is not None else None, dropped_units=self.dropped)
 
 
 class _NoBar:
@@ -273,37 +326,3 @@ def _progress(plan: Plan, manifest: dict, quiet: bool):
     from tqdm import tqdm  # lazy: only with a terminal; workers import this package
     return tqdm(total=plan.schedule.units, initial=manifest["units_done"], unit=f" {plan.unit}s",
                 unit_scale=True, file=sys.stderr, smoothing=0.1, dynamic_ncols=True, leave=False)
-
-
-def _store(plan: Plan, manifest: dict, chunk, res: dict) -> None:
-    """Write a chunk's parts, then mark it done in the manifest (in that order)."""
-    lineup = plan.schedule.lineups[chunk.lineup]
-    if res["matches"] is not None:
-        t = matches_table(res["matches"], chunk.index, chunk.lineup, lineup, plan.schedule.seatings, plan.labels)
-        results.write_atomic(t, plan.out / results.MATCHES_DIR / results.part_name(chunk.index))
-    t = rounds_table(res["rounds"], chunk.index, chunk.lineup, lineup, plan.schedule.seatings, plan.labels)
-    results.write_atomic(t, plan.out / results.ROUNDS_DIR / results.part_name(chunk.index), {results.TALLY_KEY: res["tally"]})
-    entry = manifest["chunks"][chunk.index]
-    entry.update(state="done", rows=int(t.num_rows), seconds=round(res["seconds"], 3))
-    save_manifest(manifest, plan.out)
-
-
-def finish(plan: Plan, manifest: dict, *, records: int = 0, summary: bool = True):
-    """After every chunk is done: merge the match parts, add up the chunks' tallies into the
-    summary (no rows are read), write the records, close the manifest. Returns
-    ``(summary table or None, files written, Tally, rounds)``."""
-    out = plan.out
-    files = {"rounds": out / results.ROUNDS_DIR, "manifest": out / results.MANIFEST_FILE}
-    tally, n_rounds = results.run_tally(out, plan.labels, plan.schedule.players)
-    if plan.mode == "matches":
-        files["matches"] = results.merge_parts(out / results.MATCHES_DIR, out / results.MATCHES_FILE)
-    table = None
-    if summary:
-        table = tally.summary(plan.labels)
-        files["summary"] = results.write_summary(table, out)
-    if records:
-        files["records"] = write_tournament_records(plan, records)
-    manifest["finished"] = True
-    manifest["rounds"] = n_rounds
-    save_manifest(manifest, out)
-    return table, files, tally, n_rounds
