@@ -168,7 +168,7 @@ class Watchdog:
         _listen_to_compiles(self)
         with self._lock:
             self.thread_id = threading.get_ident()
-            self._key = None
+            self._key, self._stopped, self._slow_seen = None, 0.0, False
             self.current = {"pid": os.getpid(), "host": socket.gethostname(), "state": "playing",
                             "chunk": task.index, "agents": list(task.names), "compiled": compiled, "units": units,
                             "since": _WALL(), "limit": limit, "timeout": self.timeout, "task": _task_dict(task)}
@@ -180,9 +180,7 @@ class Watchdog:
         if compiled and task.index >= 0:
             done, secs = self.rates.get(task.mode, (0.0, 0.0))
             self.rates[task.mode] = (done + units, secs + seconds)
-        if self._slow_seen:                  # a slow decision the watchdog saw start but not end
-            self._slow_seen = False
-            self._slow_done(time.monotonic() - self._since)
+        self._slow_done(time.monotonic() - self._since)      # a slow decision seen to start but not to end
         with self._lock:
             if self.current is not None:
                 self.current = {**self.current, "state": "idle"}
@@ -249,7 +247,7 @@ class Watchdog:
         now = time.monotonic()
         p = pending_decision(self.thread_id)
         if p is None or p.key != self._key:
-            if self._key is not None and self._slow_seen:
+            if self._key is not None:
                 self._slow_done(now - self._since)
             self._key, self._since, self._stopped, self._slow_seen = (p.key if p else None), now, 0.0, False
             self._pending = p
@@ -271,9 +269,12 @@ class Watchdog:
                         self.note(f"{why}: this process cannot stop it; kill it (the kc-sim command stops it itself)")
 
     def _slow_done(self, seconds: float) -> None:
-        """A slow decision just ended: count it; the parent names it (a worker's watch file says it)."""
+        """The decision looked at ended: if it was slow (and not stopped), count it; the parent
+        names it (a worker's watch file says it)."""
+        with self._lock:
+            slow, self._slow_seen = self._slow_seen and not self._stopped, False
         p = self._pending
-        if p is None or p.agent is None:
+        if not slow or p is None or p.agent is None:
             return
         s = self.slow.setdefault(p.agent, {"seat": p.seat, "n": 0, "longest": 0.0, "last": 0.0})
         s.update(seat=p.seat, n=s["n"] + 1, longest=max(s["longest"], seconds), last=seconds)
