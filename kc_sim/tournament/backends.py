@@ -97,7 +97,9 @@ def _lost(err: BaseException, running, watch_dir=None) -> WorkerLost:
         pids = sorted({e["pid"] for e in dead})
         chunks = sorted({e["chunk"] for e in dead})
         agents = sorted({a for e in dead for a in e["agents"]})
-        what = ", ".join("the warm-up" if c < 0 else f"chunk {c}" for c in chunks)
+        played = [str(c) for c in chunks if c >= 0]
+        what = ", ".join((["the warm-up"] if chunks[0] < 0 else [])
+                         + ([f"chunk{'s' if len(played) > 1 else ''} {', '.join(played)}"] if played else []))
         return WorkerLost(f"worker{'s' if len(pids) > 1 else ''} {', '.join(map(str, pids))} died while playing "
                           f"{what} (agents {', '.join(agents)}): an agent may have ended or crashed the process "
                           "(os._exit, a fault in C code), or it ran out of memory; finished chunks are kept: rerun "
