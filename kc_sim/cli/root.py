@@ -223,8 +223,29 @@ def _error_line(e: BaseException) -> tuple[str, int]:
     if isinstance(e, json.JSONDecodeError):
         return f"error: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}): expected JSON as kc-sim writes it", 2
     detail = " ".join(str(e).split()) or "(no message)"
-    return (f"error: {type(e).__name__}: {detail} (unexpected: if an agent raised it, its constructor or code "
-            f"needs fixing, otherwise please report it; {TRACEBACK_VAR}=1 shows the traceback)"), 2
+    where = _origin(e)
+    if where:
+        return (f"error: {type(e).__name__}: {detail} (raised at {where}: code outside kc-sim, such as an "
+                f"agent's, to fix there; {TRACEBACK_VAR}=1 shows the traceback)"), 2
+    return (f"error: {type(e).__name__}: {detail} (unexpected: if an agent raised it, its code needs fixing, "
+            f"otherwise please report it with what {TRACEBACK_VAR}=1 shows)"), 2
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _origin(e: BaseException) -> str | None:
+    """``file:line in function`` of the deepest frame of ``e``'s traceback that is neither
+    kc-sim's nor Python's or an installed library's (an agent file, say), or None."""
+    installed = tuple({os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    found, tb = None, e.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        path = os.path.abspath(code.co_filename)
+        if not path.startswith((_PACKAGE + os.sep, *installed)) and not code.co_filename.startswith("<"):
+            found = f"{code.co_filename}:{tb.tb_lineno} in {code.co_name}"
+        tb = tb.tb_next
+    return found
 
 
 #: set to 1 to get the traceback of an unexpected error instead of its one line
