@@ -179,22 +179,65 @@ OUTPUT_OPTIONS = ("out", "html")
 _UNNAMED_WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM)
 
 
+def check_output(out) -> None:
+    """Refuse, before any work, an output path that cannot be written: one whose nearest
+    existing part is a file (a path under a file), a folder this user cannot write or on a
+    read-only file system, or a device with no space left. Raises the OSError writing would
+    raise, named by ``out``. A disk that fills during the command is still reported by the
+    write that fails."""
+    path = Path(out)
+    here = path
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    if here != path and not here.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(out))
+    if not os.access(here, os.W_OK):        # the folder to write in, or the existing file to replace
+        st = _statvfs(here)
+        code = errno.EROFS if st is not None and st.f_flag & os.ST_RDONLY else errno.EACCES
+        raise OSError(code, os.strerror(code), str(out))
+    st = _statvfs(here if here.is_dir() else here.parent)
+    if st is not None and st.f_blocks > 0 and (st.f_bfree if os.geteuid() == 0 else st.f_bavail) == 0:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(out))
+
+
+def _statvfs(path):
+    """``os.statvfs(path)``, or None where the system has none or it fails."""
+    try:
+        return os.statvfs(path)
+    except (AttributeError, OSError):
+        return None
+
+
 def _guarded(fn):
-    """A command's callback, with Ctrl-C carried to :func:`main` and a write error that
-    names no file given the command's output path (a full disk is found by a write to an
-    open file, which does not know its name)."""
+    """A command's callback: its output path checked first (:func:`check_output`), Ctrl-C
+    carried to :func:`main`, and a write error named by the command's output path when the
+    error names no file (a full disk is found by a write to an open file, which does not
+    know its name) or only the output's hidden temporary file."""
     @functools.wraps(fn)
     def command(*args, **kwargs):
         try:
+            for k in OUTPUT_OPTIONS:
+                if kwargs.get(k) is not None:
+                    check_output(kwargs[k])
             return fn(*args, **kwargs)
         except KeyboardInterrupt as e:      # a tournament's Interrupted says what was kept
             raise _Interrupted(str(e) or "interrupted; finished work is kept") from None
         except OSError as e:
             out = next((kwargs[k] for k in OUTPUT_OPTIONS if kwargs.get(k) is not None), None)
-            if e.filename is None and e.errno in _UNNAMED_WRITE_ERRORS and out is not None:
+            if out is not None and (e.filename is None and e.errno in _UNNAMED_WRITE_ERRORS
+                                    or _temporary_of(e.filename, out)):
                 raise OSError(e.errno, e.strerror or str(e), str(out)) from None
             raise
     return command
+
+
+def _temporary_of(name, out) -> bool:
+    """Whether ``name`` is the hidden temporary file an output ``out`` is written under
+    before it is renamed into place (``.report.html.tmp``, ``.x.jsonl.<pid>.tmp``)."""
+    if not isinstance(name, (str, os.PathLike)):
+        return False
+    p, o = Path(name), Path(out)
+    return p.parent == o.parent and p.name.startswith(f".{o.name}.") and p.name.endswith(".tmp")
 
 
 for _info in app.registered_commands:

@@ -166,6 +166,14 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
     t0 = time.perf_counter()
     rs, opp = _check(opponent, players, rules, seat, observation, reward, steps, envs, evals, eval_rounds,
                      learning_rate, gamma, gae_lambda, ent_coef)
+    out = Path(out)
+    if out.suffix != ".zip":
+        raise UserError(f"bad --out {str(out)!r}: expected a .zip file (the sb3 model), e.g. model.zip")
+    state = {"written": None}
+    if resume:
+        if not out.is_file():
+            raise UserError(f"cannot resume: {out} does not exist (train without --resume first)")
+        state["written"] = require_written(out, "resume training from")   # before sb3 unpickles it
     MaskablePPO = _sb3()
     import pandas as pd
     import torch
@@ -175,9 +183,6 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
     from kc_sim.learn.sb3_vec import SB3VecEnv
 
     torch.set_num_threads(max(1, int(threads)))
-    out = Path(out)
-    if out.suffix != ".zip":
-        raise UserError(f"bad --out {str(out)!r}: expected a .zip file (the sb3 model), e.g. model.zip")
     out.parent.mkdir(parents=True, exist_ok=True)
     curve_file, figure = curve_paths(out)
     opp_text = ",".join(opp[s] for s in sorted(opp))
@@ -189,12 +194,8 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
 
     venv = SB3VecEnv(KcVectorEnv(envs, players, rules, opp, seat, observation, reward), seed=seed)
     rows = []
-    state = {"written": None}
     if resume:
-        if not out.is_file():
-            raise UserError(f"cannot resume: {out} does not exist (train without --resume first)")
-        state["written"] = require_written(out, "resume training from")   # before sb3 unpickles it
-        model = MaskablePPO.load(out, env=venv, device="cpu")
+        model = MaskablePPO.load(out, env=venv, device="cpu")   # a file kc-sim wrote here (checked above)
         if curve_file.is_file():
             rows = pd.read_parquet(curve_file).to_dict("records")
         stored = PolicyNet.read_from(out)

@@ -49,13 +49,13 @@ def run(reader: str, f, tmp_path):
     return kc(*[a.format(f=f, tmp=tmp_path) for a in READERS[reader]])
 
 
-@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize("reader", ["check", "replay --html"])      # replay and render: the 200 MB name below
 def test_a_line_over_the_limit_is_one_line(tmp_path, reader):
     f = write(tmp_path / "long.jsonl", '{"players": ["' + "x" * (MAX_LINE_BYTES + 10) + '"]}')
     one_line_error(run(reader, f, tmp_path), ":1:", "over 16,777,216", "one game record per line")
 
 
-@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize("reader", ["check", "render"])      # 100,000 deep in all four: tests/faults/test_outputs.py
 def test_deep_nesting_inside_a_record_is_one_line(tmp_path, record, reader):
     text = json.dumps(record)
     f = write(tmp_path / "deep.jsonl", text[:-1] + ', "extra": ' + "[" * 50_000 + "]" * 50_000 + "}")
@@ -72,7 +72,7 @@ def test_malformed_fields_are_short_one_line_errors(tmp_path, record, field, val
     text = json.dumps(record)
     text = re.sub(f'"{field}": ' + r'(\d+|\[\[.*?\]\]|\[.*?\])', lambda m: f'"{field}": {value}', text, count=1)
     f = write(tmp_path / "bad.jsonl", text)
-    for reader in ("check", "render"):
+    for reader in ("check", "render") if field == "seed" else ("check",):
         err = one_line_error(run(reader, f, tmp_path), says)
         assert len(err) < 400, len(err)
 
@@ -89,16 +89,23 @@ def _peak_rss(args) -> tuple[subprocess.CompletedProcess, float]:
     return subprocess.CompletedProcess(args, rc, stdout, stderr), peak
 
 
-@pytest.mark.parametrize("reader", ["replay", "render"])
-def test_a_200_mb_name_does_not_exhaust_memory(tmp_path, record, reader):
-    big = tmp_path / "big.jsonl"
+@pytest.fixture(scope="module")
+def huge_name(tmp_path_factory, record):
+    """A record whose first seat name is 200 MB."""
+    big = tmp_path_factory.mktemp("huge") / "big.jsonl"
     head, tail = json.dumps(record).split('"players": [', 1)
     with open(big, "w") as f:
         f.write(head + '"players": ["')
         for _ in range(200):
             f.write("N" * 2**20)
         f.write('", ' + tail.split(", ", 1)[1] + "\n")
-    r, peak = _peak_rss([a.format(f=big, tmp=tmp_path) for a in READERS[reader]])
+    yield big
+    big.unlink()
+
+
+@pytest.mark.parametrize("reader", ["replay", "render"])
+def test_a_200_mb_name_does_not_exhaust_memory(tmp_path, huge_name, reader):
+    r, peak = _peak_rss([a.format(f=huge_name, tmp=tmp_path) for a in READERS[reader]])
     one_line_error(r, "over 16,777,216")
     assert peak < 600, f"peak RSS {peak:.0f} MB"
 
@@ -127,6 +134,8 @@ def test_names_stay_text_in_the_page_and_the_picture(tmp_path, record, name):
     assert json.loads(doc)["names"][0] == name.translate({c: "?" for c in range(32)} | {0x2028: "?", 0x202E: "?",
                                                                                          0xD800: "?"})
     assert "\x1b" not in page and "\x07" not in page
+    if name not in (ESCAPES, "<!--<script>"):
+        return
     r = run("render", f, tmp_path)
     assert r.returncode == 0, r.stderr
     svg = (tmp_path / "pos.svg").read_text(encoding="utf-8")

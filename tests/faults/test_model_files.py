@@ -8,6 +8,7 @@ executing it, so the other tests, where the marker file must stay absent, can fa
 from __future__ import annotations
 
 import base64
+import importlib.util
 import io
 import json
 import pickle
@@ -65,8 +66,8 @@ def kc_sim_model_beside_payload(path, marker):
     return path
 
 
+@pytest.mark.skipif(importlib.util.find_spec("sb3_contrib") is None, reason="needs sb3-contrib (the train extra)")
 def test_the_payload_runs_under_sb3s_own_loader(tmp_path):
-    pytest.importorskip("sb3_contrib")
     marker = tmp_path / "ran"
     evil = evil_sb3_zip(tmp_path / "evil.zip", marker)
     subprocess.run([sys.executable, "-c", f"from sb3_contrib import MaskablePPO\ntry: MaskablePPO.load({str(evil)!r})\n"
@@ -105,7 +106,6 @@ def test_kc_sims_part_plays_and_sb3s_entries_are_never_opened(tmp_path):
 
 
 def test_train_resume_refuses_a_file_it_did_not_write(tmp_path):
-    pytest.importorskip("sb3_contrib")
     marker = tmp_path / "ran"
     for name, make in (("evil.zip", evil_sb3_zip), ("looks_ours.zip", kc_sim_model_beside_payload)):
         model = make(tmp_path / name, marker)

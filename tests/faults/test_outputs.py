@@ -1,12 +1,15 @@
 """Every command's errors are one line (exit 2, no traceback), run as real ``kc-sim``
 processes: an output that cannot be written (a path under a file, a read-only folder, a
-full disk, stdout on a full device) and a malformed input (an agent whose constructor
-raises, a record nested 100,000 deep, a run folder whose manifest is not JSON, a broken
-experiment file, bad options).
+full disk, a disk that fills up while the command writes, stdout on a full device) and a
+malformed input (an agent whose constructor raises, a record nested 100,000 deep, a run
+folder whose manifest is not JSON or whose part is damaged, a broken experiment file, bad
+options).
 
-The read-only folder and the full disk are small tmpfs mounts (read-only, or filled to the
-last byte) when this process may mount (root); a non-root user gets a folder without
-write permission instead, and the full disk is skipped, saying so."""
+The first three are refused before any work (kc_sim.cli.root.check_output); a disk that
+fills up during the command, and /dev/full, go through the write that fails. The
+read-only folder and the disks are small tmpfs mounts (read-only, filled to the last byte,
+or of 32 kB) when this process may mount (root); a non-root user gets a folder without
+write permission instead, and the disks are skipped, saying so."""
 
 from __future__ import annotations
 
@@ -97,6 +100,11 @@ def _refusing(base: Path, out: dict, mounted: list):
         out["full"] = full
     else:
         out["full"] = why
+    small = base / "small"
+    why = mount_tmpfs(small, "size=32k")
+    if why is None:
+        mounted.append(small)
+    out["fills up"] = small if why is None else why
     yield out
 
 
@@ -131,7 +139,7 @@ def _args(template, inputs, out="", tmp=""):
 # --- outputs that cannot be written --------------------------------------------------------------------
 
 OUTPUTS = {
-    "record": ["record", "--rounds", "2", "-o", "{out}/r.jsonl"],
+    "record": ["record", "--rounds", "40", "-o", "{out}/r.jsonl"],
     "play": ["play", "--agents", "greedy,random", "--seed", "3", "-o", "{out}/p.jsonl"],
     "render": ["render", "{rec}", "-o", "{out}/p.svg"],
     "replay --html": ["replay", "{rec}", "--html", "{out}/p.html"],
@@ -141,7 +149,7 @@ OUTPUTS = {
                     "--out", "{out}/run"],
     "run": ["run", "{exp}", "--jobs", "1", "--quiet", "--no-plots", "--out", "{out}/exp"],
     "plot": ["plot", "{run}", "--out", "{out}/figures"],
-    "report": ["report", "{run}", "--replays", "0", "--out", "{out}/report.html"],
+    "report": ["report", "{run}", "--out", "{out}/report.html"],
     "leaderboard": ["leaderboard", "{run}", "--bootstrap", "0", "--out", "{out}/board"],
     "power": ["power", "--agents", "greedy,random", "--pilot-rounds", "400", "--out", "{out}/pilot"],
     "train": ["train", "--steps", "64", "--envs", "4", "--evals", "0", "--eval-rounds", "10", "--out",
@@ -150,14 +158,14 @@ OUTPUTS = {
 #: what the line says, in any of these words (the run folder's own message says "not a directory")
 SAYS = {"under-file": ("a file where a folder is needed", "not a directory", "a part of this path is a file"),
         "read-only": ("read-only file system",) if os.geteuid() == 0 else ("permission denied",),
-        "full": ("no space left on",)}
+        "full": ("no space left on",), "fills up": ("no space left on",)}
+#: commands whose output outgrows 32 kB: the disk fills up in their own write
+FILLS_UP = ["record", "replay --html", "report", "plot", "tournament", "leaderboard"]
 
 
-@pytest.mark.parametrize("kind", ["under-file", "read-only", "full"])
-@pytest.mark.parametrize("command", sorted(OUTPUTS))
+@pytest.mark.parametrize("kind,command", [(k, c) for k in ("under-file", "read-only", "full") for c in sorted(OUTPUTS)]
+                         + [("fills up", c) for c in FILLS_UP])
 def test_an_output_that_cannot_be_written_is_one_line(places, inputs, command, kind):
-    if command == "train":
-        pytest.importorskip("sb3_contrib")
     where = places[kind]
     if isinstance(where, str):
         pytest.skip(f"{kind} output: {where}")
@@ -167,7 +175,6 @@ def test_an_output_that_cannot_be_written_is_one_line(places, inputs, command, k
 
 
 @pytest.mark.parametrize("command", [["check", "{rec}"], ["agents"], ["replay", "{rec}", "--no-pause"],
-                                     ["leaderboard", "{run}", "--bootstrap", "0", "--out", "{tmp}"],
                                      ["render", "{rec}", "-o", "/dev/full"]], ids=lambda c: c[0])
 def test_stdout_on_a_full_device_is_one_line(inputs, tmp_path, command):
     with open("/dev/full", "w") as full:
@@ -205,8 +212,6 @@ MALFORMED = {
 @pytest.mark.parametrize("command", sorted(MALFORMED))
 def test_a_malformed_input_is_one_line(inputs, tmp_path, command):
     template, says = MALFORMED[command]
-    if command == "train":
-        pytest.importorskip("sb3_contrib")
     one_line_error(kc(*_args(template, inputs, tmp=tmp_path)), says)
 
 
