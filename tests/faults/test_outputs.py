@@ -74,38 +74,26 @@ def places(tmp_path_factory):
     out = {"under-file": base / "afile"}
     mounted = []
     try:
-        yield from _refusing(base, out, mounted)
+        # kind: tmpfs options, and what to do after mounting
+        for kind, options, then in (("read-only", ("ro", "size=64k"), None), ("full", ("size=256k",), _fill),
+                                    ("fills up", ("size=32k",), None)):
+            where = base / kind.replace(" ", "-")
+            why = mount_tmpfs(where, *options)
+            if why is None:
+                mounted.append(where)
+                if then:
+                    then(where)
+                out[kind] = where
+            elif kind == "read-only" and os.geteuid() != 0:      # a folder without write permission will do
+                where.mkdir(exist_ok=True)
+                where.chmod(0o555)
+                out[kind] = where
+            else:
+                out[kind] = why
+        yield out
     finally:
         for m in mounted:
             unmount(m)
-
-
-def _refusing(base: Path, out: dict, mounted: list):
-    ro = base / "ro"
-    why = mount_tmpfs(ro, "ro", "size=64k")
-    if why is None:
-        mounted.append(ro)
-        out["read-only"] = ro
-    elif os.geteuid() != 0:
-        ro.mkdir(exist_ok=True)
-        ro.chmod(0o555)
-        out["read-only"] = ro
-    else:
-        out["read-only"] = why
-    full = base / "full"
-    why = mount_tmpfs(full, "size=256k")
-    if why is None:
-        mounted.append(full)
-        _fill(full)
-        out["full"] = full
-    else:
-        out["full"] = why
-    small = base / "small"
-    why = mount_tmpfs(small, "size=32k")
-    if why is None:
-        mounted.append(small)
-    out["fills up"] = small if why is None else why
-    yield out
 
 
 @pytest.fixture(scope="module")
