@@ -278,7 +278,7 @@ def require_written(path, doing: str) -> str:
     digest = file_sha256(path)
     if not (written_dir() / digest).is_file():
         raise UserError(f"cannot {doing} {path}: kc-sim did not write this file on this machine (its SHA-256 is "
-                        f"not among those recorded in {written_dir()}), and {doing} runs sb3's loader, which "
+                        f"not among those recorded in {written_dir()}), and that would run sb3's loader, which "
                         "unpickles the file and so can run code from it: resume only models kc-sim train saved "
                         "here, or train anew")
     return digest
