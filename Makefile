@@ -1,6 +1,7 @@
 # Two-command set-up on a fresh machine with Python 3.11:
 #   make run    installs kc-sim into .venv and runs a default tournament
-#   make test   adds the test, rl, train (torch, sb3) and openspiel extras and runs the test suite
+#   make test   adds the test, rl, train (torch, sb3) and openspiel extras, installs headless Chromium
+#               and its driver for the browser tests (apt-get), and runs the test suite
 # Every install is pinned by constraints.txt (make lock rewrites it; see the README).
 # numba's compile cache is the one kc-sim itself uses (~/.cache/kc-sim/numba, or
 # NUMBA_CACHE_DIR when set), so make, kc-sim, the tests and notebooks share it.
@@ -9,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: run test install notebook bench lock clean-cache
+.PHONY: run test install browser notebook bench lock clean-cache
 
 $(BIN)/kc-sim: pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -26,7 +27,22 @@ install: $(BIN)/kc-sim
 run: install
 	$(BIN)/kc-sim tournament --agents greedy,merger
 
-test: $(BIN)/pytest
+# Headless Chromium and ChromeDriver for the replay pages' browser tests (tests/ui/test_browser.py),
+# installed with apt-get when missing. Where that fails, make test stops here, saying so: the browser
+# tests never skip unnoticed. KC_SIM_NO_BROWSER=1 skips them on purpose.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+BROWSER_HELP := chromium and chromedriver are needed for the browser tests: apt-get install chromium chromium-driver, \
+	or set KC_SIM_NO_BROWSER=1 to skip those tests on purpose
+browser:
+	@if [ "$$KC_SIM_NO_BROWSER" = 1 ]; then echo "KC_SIM_NO_BROWSER=1: the browser tests are skipped"; \
+	elif command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	else echo "installing chromium and chromium-driver with apt-get"; export DEBIAN_FRONTEND=noninteractive; \
+		{ $(SUDO) apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 \
+		|| { $(SUDO) apt-get update -q >/dev/null 2>&1 && $(SUDO) apt-get install -y -q chromium chromium-driver >/dev/null; }; } \
+		&& command -v chromium >/dev/null && command -v chromedriver >/dev/null \
+		|| { echo "make test: $(BROWSER_HELP)" >&2; exit 1; }; fi
+
+test: $(BIN)/pytest browser
 	$(BIN)/deptry .
 	$(BIN)/lint-imports
 	$(BIN)/ruff check --select F kc_sim agents tests experiments

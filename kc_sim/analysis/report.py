@@ -542,11 +542,21 @@ def _replay_rows(data: RunStats, deal: SampleDeal) -> list[tuple[str, dict]]:
     return out
 
 
-def replays_html(data: RunStats, per_lineup: int = 1, lineups: int = REPLAY_LINEUPS) -> list[str]:
-    """The report's Sample rounds section: replays of the deals of :func:`sample_deals`."""
+def replays_html(data: RunStats, per_lineup: int = 1, lineups: int = REPLAY_LINEUPS,
+                 run_agents: bool = False) -> list[str]:
+    """The report's Sample rounds section: replays of the deals of :func:`sample_deals`,
+    played again with the run's agents. A run folder is data: agents it names by a file or
+    module are code, loaded only with ``run_agents`` (the person vouches for the run)."""
+    from kc_sim.play.registry import names_code
     from kc_sim.records.replay_page import page_assets, replay_block
+    from kc_sim.records.untrusted import display_names
 
     parts = ["<h2>Sample rounds</h2>"]
+    code = [n for n in data.manifest.get("config", {}).get("agents", []) if names_code(n)]
+    if code and not run_agents:
+        return parts + [f'<p class="note">No sample rounds: the run names agents that are code '
+                        f'({_esc(", ".join(display_names(code)))}), and kc-sim report runs code named by a run folder '
+                        "only when asked: kc-sim report RUN_DIR --run-agents, for a run you trust.</p>"]
     try:
         deals = sample_deals(data.path, data.players, data.labels, per_lineup, lineups)
     except (OSError, ValueError, KeyError) as e:
@@ -659,12 +669,14 @@ def build_html(data: RunStats, figures: dict[str, Path], base: Path, res: Resear
     return "\n".join(parts)
 
 
-def write_report(run_dir, out=None, *, bootstrap: int | None = None, replays: int = 1) -> Path:
+def write_report(run_dir, out=None, *, bootstrap: int | None = None, replays: int = 1,
+                 run_agents: bool = False) -> Path:
     """Draw every figure (into ``RUN_DIR/figures/``) and write the HTML report with the
     figures embedded and the research sections (:func:`research`; ``bootstrap`` resamples
     for the ratings' intervals, default the leaderboard's); returns the path of the HTML
     file (default ``RUN_DIR/report.html``). ``run_dir`` may be a scanned :class:`RunStats`.
-    ``replays``: sample deals per line-up shown as browser replays (0: no Sample rounds section)."""
+    ``replays``: sample deals per line-up shown as browser replays (0: no Sample rounds section);
+    ``run_agents``: load agents the run names by a file or module to replay them (code)."""
     data = load_stats(run_dir)
     out = Path(out) if out is not None else data.path / REPORT_FILE
     if out.exists() and out.is_dir():
@@ -672,7 +684,7 @@ def write_report(run_dir, out=None, *, bootstrap: int | None = None, replays: in
     out.parent.mkdir(parents=True, exist_ok=True)
     figures = plot_all(data)
     assert set(figures) <= set(FIGURES)
-    samples = replays_html(data, per_lineup=replays) if replays > 0 else None
+    samples = replays_html(data, per_lineup=replays, run_agents=run_agents) if replays > 0 else None
     text = build_html(data, figures, out.parent, research(data, bootstrap=bootstrap), samples)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(text, encoding="utf-8")

@@ -44,6 +44,9 @@ def report(
         "--out", "-o", help="HTML file to write (default RUN_DIR/report.html)")] = None,
     replays: Annotated[int, typer.Option(
         "--replays", help="sample deals per line-up shown as step-through replays (0: none)")] = 1,
+    run_agents: Annotated[bool, typer.Option(
+        "--run-agents", help="replay agents the run names by a file or module (code: only for a run you trust; "
+        "without it, their sample rounds are left out)")] = False,
 ):
     """Write one self-contained HTML report of a run: configuration, tables with 95%
     intervals, every figure embedded (also written to RUN_DIR/figures), and replays of
@@ -52,7 +55,7 @@ def report(
 
     if replays < 0:
         raise UserError(f"bad --replays {replays}: expected 0 or more sample deals per line-up")
-    path = write_report(run_dir, out, replays=replays)
+    path = write_report(run_dir, out, replays=replays, run_agents=run_agents)
     typer.echo(f"report written to {path}")
 
 

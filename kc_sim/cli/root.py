@@ -1,10 +1,13 @@
-"""The ``kc-sim`` command. Bad input ends with one line on stderr and exit code 2."""
+"""The ``kc-sim`` command. Bad input ends with one line on stderr and exit code 2: :func:`main`
+is the single edge where every error of every command becomes that line."""
 
 from __future__ import annotations
 
+import errno
 import functools
 import gc
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -21,8 +24,9 @@ from kc_sim.cli import play as cli_play
 from kc_sim.cli import power as cli_power
 from kc_sim.cli import tournament as cli_tournament
 from kc_sim.cli.options import RulesOpt
-from kc_sim.errors import UserError
+from kc_sim.errors import UserError, os_error_text
 from kc_sim.game.rules import parse_rules
+from kc_sim.records.untrusted import display_text
 
 app = typer.Typer(
     add_completion=False,
@@ -122,16 +126,16 @@ def bench(
         "--env", help="also time the batched environment against the PettingZoo one (needs kc-sim[rl], ~10 s)")] = False,
 ):
     """Measure rounds per second: compiled core vs the reference (random play, classic, 4 players, one core)."""
-    # lazy: see record
-    from kc_sim.bench import targets as bench_targets
-    from kc_sim.bench.core import run_bench
-
     try:
         sizes = tuple(int(x) for x in scale_rounds.split(","))
     except ValueError:
         raise UserError(f"bad --scale-rounds {scale_rounds!r}: expected sizes like 1500000,9000000") from None
     if scale and (len(sizes) < 2 or min(sizes) < 1):
         raise UserError(f"bad --scale-rounds {scale_rounds!r}: expected at least two positive sizes")
+    # lazy: see record (after the options are checked: a typo costs no import)
+    from kc_sim.bench import targets as bench_targets
+    from kc_sim.bench.core import run_bench
+
     figures = run_bench(rounds=rounds, seconds=seconds, cold=cold, agents=agents, tournament=tournament,
                         scale=sizes if scale else None, env=env)
     rows = bench_targets.check(figures)
@@ -169,29 +173,138 @@ class _Interrupted(Exception):
     silent exit 130) to :func:`main`, which prints it on one line."""
 
 
-def _interruptible(fn):
+#: the options that name a command's output (its file or folder)
+OUTPUT_OPTIONS = ("out", "html")
+#: write errors that an open file reports without its name
+_UNNAMED_WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def check_output(out) -> None:
+    """Refuse, before any work, an output path that cannot be written: one whose nearest
+    existing part is a file (a path under a file), a folder this user cannot write or on a
+    read-only file system, or a device with no space left. Raises the OSError writing would
+    raise, named by ``out``. A disk that fills during the command is still reported by the
+    write that fails."""
+    path = Path(out)
+    here = path
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    if here != path and not here.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(out))
+    if not os.access(here, os.W_OK):        # the folder to write in, or the existing file to replace
+        st = _statvfs(here)
+        code = errno.EROFS if st is not None and st.f_flag & os.ST_RDONLY else errno.EACCES
+        raise OSError(code, os.strerror(code), str(out))
+    st = _statvfs(here if here.is_dir() else here.parent)
+    if st is not None and st.f_blocks > 0 and (st.f_bfree if os.geteuid() == 0 else st.f_bavail) == 0:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(out))
+
+
+def _statvfs(path):
+    """``os.statvfs(path)``, or None where the system has none or it fails."""
+    try:
+        return os.statvfs(path)
+    except (AttributeError, OSError):
+        return None
+
+
+def _guarded(fn):
+    """A command's callback: its output path checked first (:func:`check_output`), Ctrl-C
+    carried to :func:`main`, and a write error named by the command's output path when the
+    error names no file (a full disk is found by a write to an open file, which does not
+    know its name) or only the output's hidden temporary file."""
     @functools.wraps(fn)
     def command(*args, **kwargs):
         try:
+            for k in OUTPUT_OPTIONS:
+                if kwargs.get(k) is not None:
+                    check_output(kwargs[k])
             return fn(*args, **kwargs)
         except KeyboardInterrupt as e:      # a tournament's Interrupted says what was kept
             raise _Interrupted(str(e) or "interrupted; finished work is kept") from None
+        except OSError as e:
+            out = next((kwargs[k] for k in OUTPUT_OPTIONS if kwargs.get(k) is not None), None)
+            if out is not None and (e.filename is None and e.errno in _UNNAMED_WRITE_ERRORS
+                                    or _temporary_of(e.filename, out)):
+                raise OSError(e.errno, e.strerror or str(e), str(out)) from None
+            raise
     return command
 
 
+def _temporary_of(name, out) -> bool:
+    """Whether ``name`` is the hidden temporary file an output ``out`` is written under
+    before it is renamed into place (``.report.html.tmp``, ``.x.jsonl.<pid>.tmp``)."""
+    if not isinstance(name, (str, os.PathLike)):
+        return False
+    p, o = Path(name), Path(out)
+    return p.parent == o.parent and p.name.startswith(f".{o.name}.") and p.name.endswith(".tmp")
+
+
 for _info in app.registered_commands:
-    _info.callback = _interruptible(_info.callback)
+    _info.callback = _guarded(_info.callback)
+
+
+def one_line(text: str, limit: int = 2000) -> str:
+    """``text`` as one printable line of at most ``limit`` characters: whitespace runs
+    (newlines included) become one space, other control characters ``?``."""
+    flat = " ".join(str(text)[:limit * 4].split())
+    return display_text(flat, limit)
+
+
+def _error_line(e: BaseException) -> tuple[str, int]:
+    """The one line and exit code for an exception that reached the command line's edge."""
+    if isinstance(e, UserError):
+        return f"error: {e}", 2
+    if isinstance(e, OSError):
+        return f"error: {os_error_text(e)}", 2
+    if isinstance(e, RecursionError):
+        return ("error: the input is nested too deeply to process (RecursionError): expected a file as kc-sim "
+                "writes it"), 2
+    if isinstance(e, MemoryError):
+        return ("error: out of memory: the input or the run is too large for this machine; give a smaller input "
+                "(a smaller file, fewer rounds or jobs)"), 2
+    if isinstance(e, json.JSONDecodeError):
+        return f"error: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}): expected JSON as kc-sim writes it", 2
+    detail = " ".join(str(e).split()) or "(no message)"
+    where = _origin(e)
+    if where:
+        return (f"error: {type(e).__name__}: {detail} (raised at {where}: code outside kc-sim, such as an "
+                f"agent's, to fix there; {TRACEBACK_VAR}=1 shows the traceback)"), 2
+    return (f"error: {type(e).__name__}: {detail} (unexpected: if an agent raised it, its code needs fixing, "
+            f"otherwise please report it with what {TRACEBACK_VAR}=1 shows)"), 2
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _origin(e: BaseException) -> str | None:
+    """``file:line in function`` of the deepest frame of ``e``'s traceback that is neither
+    kc-sim's nor Python's or an installed library's (an agent file, say), or None."""
+    installed = tuple({os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    found, tb = None, e.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        path = os.path.abspath(code.co_filename)
+        if not path.startswith((_PACKAGE + os.sep, *installed)) and not code.co_filename.startswith("<"):
+            found = f"{code.co_filename}:{tb.tb_lineno} in {code.co_name}"
+        tb = tb.tb_next
+    return found
+
+
+#: set to 1 to get the traceback of an unexpected error instead of its one line
+TRACEBACK_VAR = "KC_SIM_TRACEBACK"
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """Run the command line and return its exit code; bad input gives one line on stderr and 2."""
+    """Run the command line and return its exit code. This is the one edge where errors meet
+    the user: bad input (:class:`UserError`), files that cannot be read or written (OSError:
+    permission, read-only, full disk, a path under a file), input too deep or too large
+    (RecursionError, MemoryError), malformed JSON, and any other exception (an agent's
+    constructor that raised) each become one line on stderr and exit code 2."""
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="kc-sim")
-    except UserError as e:
-        typer.echo(f"kc-sim: error: {e}", err=True)
-        return 2
     except _Interrupted as e:
-        typer.echo(f"kc-sim: {e}", err=True)
+        typer.echo(f"kc-sim: {one_line(str(e))}", err=True)
         return 130
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("kc-sim: interrupted", err=True)
@@ -200,9 +313,35 @@ def main(argv: Optional[list[str]] = None) -> int:
         typer.echo(e.format_message())
         return 0
     except click_exceptions.ClickException as e:
-        typer.echo(f"kc-sim: error: {e.format_message()} (see kc-sim --help)", err=True)
+        typer.echo(f"kc-sim: error: {one_line(e.format_message())} (see kc-sim --help)", err=True)
         return 2
+    except BrokenPipeError:            # the reader of stdout went away (kc-sim ... | head)
+        _quiet_stdout()
+        return 141
+    except Exception as e:
+        if os.environ.get(TRACEBACK_VAR) == "1" and not isinstance(e, UserError):
+            raise
+        line, code = _error_line(e)
+        _say(f"kc-sim: {one_line(line)}")
+        return code
     return rv if isinstance(rv, int) else 0
+
+
+def _say(line: str) -> None:
+    """One line on stderr, even when stderr itself fails (a closed or full stream)."""
+    try:
+        typer.echo(line, err=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _quiet_stdout() -> None:
+    """Send what is left of stdout nowhere, so the interpreter's last flush cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def run() -> None:
@@ -210,6 +349,15 @@ def run() -> None:
     garbage collector: the interpreter's teardown then skips collecting numba's and LLVM's
     large object graphs, about 0.4 s of every command that played."""
     code = main()
+    try:
+        sys.stdout.flush()             # a full disk or closed pipe under stdout: one line, not a traceback at exit
+    except BrokenPipeError:
+        _quiet_stdout()
+        code = code or 141
+    except OSError as e:
+        _quiet_stdout()
+        _say(f"kc-sim: error: cannot write the output: {os_error_text(e)}")
+        code = 2
     gc.freeze()
     sys.exit(code)
 

@@ -41,7 +41,7 @@ from kc_sim.errors import UserError
 from kc_sim.play.agent import AgentSpec, PythonAgent
 
 __all__ = ["BASELINES", "GROUP", "LOADERS", "broken_agents", "loader_prefixes", "builtin_agents", "builtin_labels", "builtin_names", "load_agent",
-           "load_agents", "parse_agent_list", "spec_from_object"]
+           "load_agents", "names_code", "parse_agent_list", "spec_from_object"]
 
 #: the entry-point group agents are registered in
 GROUP = "kc_sim.agents"
@@ -190,6 +190,21 @@ def load_agent(name) -> AgentSpec:
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.5)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise UserError(f"unknown agent {name!r}{hint}: known agents are {_known_text()}, {LOAD_HELP}")
+
+
+def names_code(name) -> bool:
+    """Whether loading the agent ``name`` imports a file or module the name points at
+    (``path/to/file.py:Name``, ``package.module:Name``): code, which kc-sim runs only from a
+    name a person gave, never from one read in a file (a run folder's manifest). Registered
+    agents, their options and loader names (``sb3:`` reads a model file as data) are not."""
+    if isinstance(name, AgentSpec):
+        return False
+    name = str(name).strip()
+    key = name.lower().replace("_", "-")
+    if key in _entries() or _with_option(key) is not None:
+        return False
+    prefix, colon, _ = name.partition(":")
+    return bool(colon) and prefix.lower() not in _loaders()
 
 
 def load_agents(agents) -> list[AgentSpec]:

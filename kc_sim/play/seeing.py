@@ -22,12 +22,13 @@ from kc_sim.play.game import Game
 from kc_sim.records.check import parse_record
 from kc_sim.records.replay_page import replay_page
 from kc_sim.records.svg import card_label, position_svg
+from kc_sim.records.untrusted import display_names, display_text
 
 __all__ = ["position", "game_svg", "replay_doc", "record_page", "record_position", "result_text"]
 
 
 def _seat(names, s: int) -> str:
-    return f"seat {s} ({names[s]})" if names is not None and s < len(names) else f"seat {s}"
+    return f"seat {s} ({display_text(names[s])})" if names is not None and s < len(names) else f"seat {s}"
 
 
 def status_text(game, names=None) -> str:
@@ -131,7 +132,7 @@ def replay_doc(rec: dict, *, where: str = "record", title: str | None = None) ->
     result (replayed, and whether it matches the record). Raises UserError for a record
     that cannot be replayed (an illegal action, a turn by the wrong seat)."""
     game = _start(rec, where)
-    names = [str(n) for n in rec.get("players", [])]
+    names = display_names(rec.get("players", []))       # shown cut and cleaned: a name is not a payload
     if len(names) != game.players:
         names = [f"seat {s}" for s in range(game.players)]
     turns = rec.get("turns")

@@ -14,7 +14,6 @@ leave implicit: a turn's action list ends where the player stopped.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from kc_sim.game.cards import card_text, parse_card, parse_pile
 from kc_sim.game.reference import STOP, RefRound
 from kc_sim.game.rules import RuleSet
 from kc_sim.records.format import FORMAT
+from kc_sim.records.untrusted import MAX_LINE_BYTES, loads, preview
 
 REQUIRED = ("format", "rules", "seed", "match", "round", "players", "dealer",
             "hands", "table", "stock", "turns", "result")
@@ -58,7 +58,14 @@ class ParsedRecord:
 
 def _int(value, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(f"field {where}: got {value!r}, expected an integer")
+        raise UserError(f"field {where}: got {preview(value)}, expected an integer")
+    return value
+
+
+def _text(value, where: str, what: str, longest: int) -> str:
+    """A short string field (card, pile or action text), checked before it is parsed."""
+    if not isinstance(value, str) or len(value) > longest:
+        raise UserError(f"field {where}: got {preview(value)}, expected {what}")
     return value
 
 
@@ -72,7 +79,7 @@ def _cards(value, where: str) -> list[int]:
     out = []
     for i, text in enumerate(_list(value, where, "card texts")):
         try:
-            out.append(parse_card(text))
+            out.append(parse_card(_text(text, f"{where}[{i}]", "a card text such as 7H or TD", 4)))
         except UserError as e:
             raise UserError(f"field {where}[{i}]: {e}") from None
     return out
@@ -84,7 +91,7 @@ def _rules(value) -> RuleSet:
     missing = [k for k in RULE_SWITCHES if k not in value]
     unknown = [k for k in value if k not in RULE_SWITCHES and k != "match"]
     if missing or unknown:
-        raise UserError(f"field rules: missing {missing} / unknown {unknown}; expected the switches "
+        raise UserError(f"field rules: missing {missing} / unknown {preview(unknown)}; expected the switches "
                         f"{', '.join(RULE_SWITCHES)}")
     try:
         return RuleSet(**{k: value[k] for k in RULE_SWITCHES})
@@ -102,16 +109,21 @@ def parse_record(rec, unfinished_ok: bool = False) -> ParsedRecord:
     if missing:
         raise UserError(f"missing field(s) {', '.join(missing)}: a game record needs {', '.join(REQUIRED)}")
     if rec["format"] != FORMAT:
-        raise UserError(f"field format: got {rec['format']!r}, expected {FORMAT!r}")
+        raise UserError(f"field format: got {preview(rec['format'])}, expected {FORMAT!r}")
+    for key in ("seed", "match", "round"):
+        _int(rec[key], key)
     rules = _rules(rec["rules"])
-    players = len(_list(rec["players"], "players", "agent names"))
+    names = _list(rec["players"], "players", "agent names")
+    if not all(isinstance(n, str) for n in names):
+        raise UserError(f"field players: got {preview(names)}, expected a list of agent names (strings)")
+    players = len(names)
     hands = [_cards(h, f"hands[{i}]") for i, h in enumerate(_list(rec["hands"], "hands", "hands"))]
     if not isinstance(rec["table"], dict):
         raise UserError("field table: expected an object {pile: [cards base first]}")
     piles: list[list[int]] = [[] for _ in range(8)]
     for name, cards in rec["table"].items():
         try:
-            pile = parse_pile(name)
+            pile = parse_pile(_text(name, "table", "pile names (N E S W NE SE SW NW)", 2))
         except UserError as e:
             raise UserError(f"field table: {e}") from None
         piles[pile] = _cards(cards, f"table.{name}")
@@ -127,7 +139,8 @@ def parse_record(rec, unfinished_ok: bool = False) -> ParsedRecord:
         actions = []
         for j, text in enumerate(_list(turn["actions"], f"{where}.actions", "action texts")):
             try:
-                actions.append(parse_action(text))
+                actions.append(parse_action(_text(text, f"{where}.actions[{j}]", "an action text such as 7H>E, "
+                                                  "N>E or stop", 8)))
             except UserError as e:
                 raise UserError(f"field {where}.actions[{j}]: {e}") from None
         turns.append(_Turn(_int(turn["seat"], f"{where}.seat"), drew, actions))
@@ -136,7 +149,7 @@ def parse_record(rec, unfinished_ok: bool = False) -> ParsedRecord:
         raise UserError("field result: expected an object with end, winner, penalties")
     ends = ("out", "blocked", "unfinished") if unfinished_ok else ("out", "blocked")
     if result["end"] not in ends:
-        raise UserError(f"field result.end: got {result['end']!r}, expected {' or '.join(map(repr, ends))}")
+        raise UserError(f"field result.end: got {preview(result['end'])}, expected {' or '.join(map(repr, ends))}")
     if result["winner"] is not None:
         _int(result["winner"], "result.winner")
     penalties = [_int(p, f"result.penalties[{i}]")
@@ -145,33 +158,49 @@ def parse_record(rec, unfinished_ok: bool = False) -> ParsedRecord:
                    _cards(rec["stock"], "stock"), turns, result["end"], result["winner"], penalties)
 
 
-def read_records(path, unfinished_ok: bool = False) -> list[tuple[int, dict]]:
-    """(line number, record) for every non-blank line, each parsed (see :func:`parse_record`);
-    raises UserError naming the file and line of the first bad one."""
+def iter_records(path, unfinished_ok: bool = False):
+    """(line number, record) for every non-blank line of a game record file, read one line
+    at a time, each parsed (see :func:`parse_record`); raises a one-line UserError naming
+    the file and line of the first bad one. A line is at most
+    :data:`~kc_sim.records.untrusted.MAX_LINE_BYTES` long and nests at most
+    :data:`~kc_sim.records.untrusted.MAX_DEPTH` deep, so no file can exhaust memory or the
+    parser's stack."""
     path = Path(path)
+    expected = "a game record file (JSON Lines)"
     try:
-        text = path.read_text(encoding="utf-8")
+        f = path.open("rb")
     except FileNotFoundError:
-        raise UserError(f"{path}: no such file: expected a game record file (JSON Lines)") from None
+        raise UserError(f"{path}: no such file: expected {expected}") from None
     except IsADirectoryError:
-        raise UserError(f"{path}: a folder: expected a game record file (JSON Lines)") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"{path}: cannot read ({e}): expected a UTF-8 JSON Lines file") from None
-    out = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise UserError(f"{path}:{n}: not JSON ({e.msg} at column {e.colno}): "
-                            f"expected one game record object per line") from None
-        try:
-            parse_record(rec, unfinished_ok)
-        except UserError as e:
-            raise UserError(f"{path}:{n}: {e}") from None
-        out.append((n, rec))
-    return out
+        raise UserError(f"{path}: a folder: expected {expected}") from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot read ({e.strerror or e}): expected {expected} you can read") from None
+    with f:
+        n = 0
+        while True:
+            try:
+                line = f.readline(MAX_LINE_BYTES + 1)
+            except OSError as e:
+                raise UserError(f"{path}: cannot read ({e.strerror or e}): expected {expected}") from None
+            if not line:
+                return
+            n += 1
+            if len(line) > MAX_LINE_BYTES:
+                raise UserError(f"{path}:{n}: a line of over {MAX_LINE_BYTES:,} bytes: expected one game record "
+                                "per line (a record is a few kB)")
+            if not line.strip():
+                continue
+            rec = loads(line, f"{path}:{n}", expected="one game record object per line")
+            try:
+                parse_record(rec, unfinished_ok)
+            except UserError as e:
+                raise UserError(f"{path}:{n}: {e}") from None
+            yield n, rec
+
+
+def read_records(path, unfinished_ok: bool = False) -> list[tuple[int, dict]]:
+    """Every (line number, record) of :func:`iter_records`, as a list."""
+    return list(iter_records(path, unfinished_ok))
 
 
 def load_records(path) -> list[dict]:
@@ -296,9 +325,11 @@ def check_record(rec: dict, index: int = 0, line: int | None = None) -> list[Pro
 
 
 def check_file(path) -> tuple[int, list[Problem]]:
-    """(number of records, problems over all records) for a game record file."""
+    """(number of records, problems over all records) for a game record file, read one
+    record at a time."""
     problems: list[Problem] = []
-    records = read_records(path)
-    for i, (n, rec) in enumerate(records):
+    count = 0
+    for i, (n, rec) in enumerate(iter_records(path)):
         problems.extend(check_record(rec, i, n))
-    return len(records), problems
+        count += 1
+    return count, problems

@@ -27,7 +27,7 @@ import json
 
 from kc_sim.records.svg import GEOMETRY, SUIT_GLYPH, SVG_CSS
 
-__all__ = ["replay_page", "replay_block", "PAGE_CSS", "PAGE_SCRIPT"]
+__all__ = ["replay_page", "replay_block", "json_for_script", "PAGE_CSS", "PAGE_SCRIPT"]
 
 PAGE_CSS = SVG_CSS + """
 .kc-replay{font-family:Helvetica,Arial,sans-serif;margin:0.8em 0;outline:none;max-width:100%;overflow-x:auto}
@@ -185,9 +185,17 @@ def _script() -> str:
             .replace("__GLYPHS__", json.dumps(SUIT_GLYPH)))
 
 
-def _json_for_script(doc: dict) -> str:
-    """JSON safe inside a <script> element (no ``</`` to end it early)."""
-    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+#: what JSON embedded in HTML escapes: ``<`` ``>`` ``&`` (so neither ``</script>`` nor ``<!--``
+#: can end or comment out the script) and, by ``ensure_ascii``, every non-ASCII character,
+#: U+2028 and U+2029 among them (line ends in older JavaScript); lone surrogates too
+_HTML_JSON = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
+def json_for_script(doc) -> str:
+    """``doc`` as JSON that is safe inside any HTML ``<script>`` element: nothing in it can
+    end the element, open a comment or break the page's encoding; ``JSON.parse`` reads it
+    back unchanged."""
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=True).translate(_HTML_JSON)
 
 
 def replay_block(doc: dict, uid: str, *, heading: str | None = None, hands: bool = True) -> str:
@@ -210,7 +218,7 @@ def replay_block(doc: dict, uid: str, *, heading: str | None = None, hands: bool
         '<span data-role="where"></span></div>'
         '<div data-role="board"></div>'
         f'<div class="kc-result" data-role="result" hidden>Result: {e(str(doc["result"]))}</div>'
-        f'<script type="application/json" data-role="doc">{_json_for_script(doc)}</script></div>'
+        f'<script type="application/json" data-role="doc">{json_for_script(doc)}</script></div>'
     )
 
 

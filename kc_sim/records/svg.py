@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from html import escape
 
+from kc_sim.records.untrusted import display_text
+
 __all__ = ["GEOMETRY", "SVG_CSS", "position_svg", "card_label", "SUIT_GLYPH"]
 
 PILE_NAMES = ("N", "E", "S", "W", "NE", "SE", "SW", "NW")
@@ -76,7 +78,7 @@ def _back(x: float, y: float, w: int, h: int) -> str:
 
 
 def _seat_name(names, s: int) -> str:
-    return str(names[s]) if names is not None and s < len(names) else f"seat {s}"
+    return display_text(names[s]) if names is not None and s < len(names) else f"seat {s}"
 
 
 _PER_ROW = (_G["panel"] - 2 * _G["pad"] - _G["hw"]) // _G["hstep"] + 1

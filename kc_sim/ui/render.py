@@ -18,6 +18,7 @@ from __future__ import annotations
 from kc_sim.core import layout as L
 from kc_sim.game.actions import action_text
 from kc_sim.game.cards import PILES, RANK, SUIT, card_text, hand_text, sort_hand
+from kc_sim.records.untrusted import display_text
 
 __all__ = ["render_table", "pile_text", "hand_text", "sort_hand", "move_lines", "describe_action", "RULE"]
 
@@ -53,7 +54,7 @@ def render_table(game, seat: int | None = None, *, names=None, scores=None, reve
     viewer = game.seat if seat is None else int(seat)
 
     def _seat_name(s: int, names, viewer) -> str:
-        name = str(names[s]) if names is not None and s < len(names) else f"seat {s}"
+        name = display_text(names[s]) if names is not None and s < len(names) else f"seat {s}"
         return f"{name} (you)" if you and s == viewer and name != "you" else name
     lines = []
     if title:

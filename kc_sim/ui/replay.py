@@ -25,21 +25,14 @@ from kc_sim.game.actions import action_text
 from kc_sim.play.game import Game, why_illegal
 from kc_sim.play.recorded import RecordedRound
 from kc_sim.play.seeing import record_position, record_turn, replay_doc
-from kc_sim.records.check import parse_record, read_records
+from kc_sim.records.check import iter_records, parse_record
 from kc_sim.records.replay_page import replay_page
 from kc_sim.records.svg import position_svg
+from kc_sim.records.untrusted import display_names
 from kc_sim.ui.render import RULE, render_table
 
-__all__ = ["load_round_records", "replay_record", "ReplayResult", "run_replay", "write_replay_html",
+__all__ = ["pick_record", "replay_record", "ReplayResult", "run_replay", "write_replay_html",
            "write_position_svg"]
-
-def load_round_records(path) -> list[tuple[int, dict]]:
-    """(line number, record) for every record of a JSON Lines file, unfinished ones included;
-    raises UserError naming the file and line of a malformed one."""
-    out = read_records(path, unfinished_ok=True)
-    if not out:
-        raise UserError(f"{path}: no game records in the file (expected JSON Lines, one round per line)")
-    return out
 
 
 def start_position(rec: dict) -> Game:
@@ -79,7 +72,7 @@ def replay_record(rec: dict, *, echo: Callable[[str], None] = print, pause: Call
     except UserError as e:
         raise UserError(f"{where}: {e}") from None
     rr = RecordedRound(game, rec.get("seed"))
-    names = [str(n) for n in rec["players"]]
+    names = display_names(rec["players"])          # shown cut and cleaned of terminal escapes
     turns = rec["turns"]
     if not isinstance(turns, list):
         raise UserError(f"{where}: field turns: expected a list of turn objects")
@@ -150,13 +143,21 @@ def replay_record(rec: dict, *, echo: Callable[[str], None] = print, pause: Call
     return ReplayResult(rr, True, [])
 
 
-def pick_record(path, k: int) -> tuple[int, dict]:
-    """(line, record) of the ``k``-th record (from 0) of a game record file."""
-    records = load_round_records(path)
-    if not 0 <= k < len(records):
-        raise UserError(f"bad --round {k}: {path} holds {len(records)} record{'s' if len(records) != 1 else ''}, "
-                        f"numbered 0 to {len(records) - 1}")
-    return records[k]
+def pick_record(path, k: int) -> tuple[int, dict, int]:
+    """(line, record, records in the file) of the ``k``-th record (from 0) of a game record
+    file, unfinished ones included; the file is read one record at a time, and every record
+    is checked (a malformed one is a UserError naming its line)."""
+    found, count = None, 0
+    for line, rec in iter_records(path, unfinished_ok=True):
+        if count == k:
+            found = (line, rec)
+        count += 1
+    if not count:
+        raise UserError(f"{path}: no game records in the file (expected JSON Lines, one round per line)")
+    if found is None:
+        raise UserError(f"bad --round {k}: {path} holds {count} record{'s' if count != 1 else ''}, "
+                        f"numbered 0 to {count - 1}")
+    return (*found, count)
 
 
 def _write_text(out, text: str):
@@ -173,8 +174,8 @@ def _write_text(out, text: str):
 def write_replay_html(path, k: int, out) -> tuple:
     """Write the ``k``-th record of ``path`` as a self-contained replay page; returns
     (path written, the replay document)."""
-    line, rec = pick_record(path, k)
-    title = (f"{', '.join(str(p) for p in rec['players'])} — seed {rec['seed']}, match {rec['match']}, "
+    line, rec, _ = pick_record(path, k)
+    title = (f"{', '.join(display_names(rec['players']))} — seed {rec['seed']}, match {rec['match']}, "
              f"round {rec['round']}")
     doc = replay_doc(rec, where=f"{path}:{line}", title=title)
     return _write_text(out, replay_page(doc, title=f"kc-sim replay: {title}")), doc
@@ -195,7 +196,7 @@ def parse_hands(text: str, players: int):
 def write_position_svg(path, k: int, out, *, turn: int | None = None, hands: str = "all") -> tuple:
     """Write one position of the ``k``-th record of ``path`` as SVG (before turn ``turn``,
     from 1; default the end); returns (path written, replay document, position)."""
-    line, rec = pick_record(path, k)
+    line, rec, _ = pick_record(path, k)
     doc, pos = record_position(rec, turn, where=f"{path}:{line}")
     show = parse_hands(hands, doc["players"])
     svg = position_svg(pos, names=doc["names"], dealer=doc["dealer"], show=show,
@@ -206,11 +207,7 @@ def write_position_svg(path, k: int, out, *, turn: int | None = None, hands: str
 def run_replay(path, k: int = 0, *, pause: Callable[[str], str] | None = None, reveal: bool = False,
                echo: Callable[[str], None] = print) -> ReplayResult:
     """Replay the ``k``-th record (from 0) of a game record file."""
-    records = load_round_records(path)
-    if not 0 <= k < len(records):
-        raise UserError(f"bad --round {k}: {path} holds {len(records)} record{'s' if len(records) != 1 else ''}, "
-                        f"numbered 0 to {len(records) - 1}")
-    line, rec = records[k]
-    echo(f"{path}: record {k} of {len(records)} (line {line}): seed {rec['seed']}, match {rec['match']}, "
-         f"round {rec['round']}, players {', '.join(str(p) for p in rec['players'])}, dealer seat {rec['dealer']}")
+    line, rec, count = pick_record(path, k)
+    echo(f"{path}: record {k} of {count} (line {line}): seed {rec['seed']}, match {rec['match']}, "
+         f"round {rec['round']}, players {', '.join(display_names(rec['players']))}, dealer seat {rec['dealer']}")
     return replay_record(rec, echo=echo, pause=pause, reveal=reveal, where=f"{path}:{line}")

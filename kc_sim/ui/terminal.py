@@ -32,6 +32,7 @@ from kc_sim.play.recorded import RecordedRound
 from kc_sim.play.registry import load_agent, parse_agent_list
 from kc_sim.play.seat import SeatedAgents
 from kc_sim.records.format import write_records
+from kc_sim.records.untrusted import display_text
 from kc_sim.ui.render import RULE, move_lines, order_moves, render_table
 
 __all__ = ["HUMAN", "play_session", "PlaySummary", "default_out_path"]
@@ -88,7 +89,7 @@ class _Session:
         n = self.names[match_seat]
         if n == HUMAN:
             return "you" if len(self.humans) == 1 else f"human {self.humans.index(match_seat) + 1}"
-        return short_name(n)
+        return display_text(short_name(n))
 
     def save(self, extra: dict | None = None) -> Path:
         return write_records(self.out, self.records + ([extra] if extra else []))
@@ -275,7 +276,8 @@ def play_session(agents, *, rules: str | RuleSet = "classic", seed: int | None =
     if path.exists() and path.is_dir():
         path = path / default_out_path(seed).name
     session = _Session(names, rules, seed, path, input_fn, echo)
-    seats = ", ".join(f"seat {s} {session.label(s)}" + (f" ({session.names[s]})" if session.names[s] != HUMAN
+    seats = ", ".join(f"seat {s} {session.label(s)}" + (f" ({display_text(session.names[s])})"
+                                                         if session.names[s] != HUMAN
                                                          and session.label(s) != session.names[s] else "")
                       for s in range(len(names)))
     echo(f"Kings in the Corner: {seats}. Seed {seed} (play this deal again with --seed {seed}).")

@@ -3,9 +3,11 @@ file://, presses the arrow keys and clicks the buttons, and the cards on the tab
 page's data attributes) must match the record played again on a fresh Game
 (:func:`tests.ui.test_replay_html.expected_tables`). Also: jumping to a turn, hiding the
 other hands, the result at the end, a two-deck six-player round, an unfinished record
-saved by ``kc-sim play``, several viewers in one HTML report, and screenshots.
+saved by ``kc-sim play``, several viewers in one HTML report, seat names that try to end
+or comment out the page's script, and screenshots.
 
-Skipped, saying so, when chromium or chromedriver is not installed (CI installs both)."""
+Without chromium and chromedriver these tests fail, saying how to install them (``make
+test`` and CI install both); they are skipped only when ``KC_SIM_NO_BROWSER=1`` asks for it."""
 
 import os
 import shutil
@@ -22,14 +24,19 @@ from tests.ui.test_replay_html import expected_tables
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-pytestmark = pytest.mark.skipif(not (os.path.exists(CHROMIUM) and os.path.exists(DRIVER)),
-                                reason="needs chromium and chromedriver (apt-get install chromium chromium-driver)")
+#: the explicit opt-out: without it, a missing browser fails the tests instead of hiding them
+NO_BROWSER = "KC_SIM_NO_BROWSER"
+pytestmark = pytest.mark.skipif(os.environ.get(NO_BROWSER) == "1", reason=f"{NO_BROWSER}=1: browser tests skipped")
+HOSTILE_NAMES = ["<!--<script>", "</script><script>document.title='pwned'</script>", "\u2028\u2029 & ]]>"]
 FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "
          "--disable-component-update --disable-sync --window-size=1200,1000").split()
 
 
 @pytest.fixture(scope="module")
 def browser():
+    if not (os.path.exists(CHROMIUM) and os.path.exists(DRIVER)):
+        pytest.fail(f"the browser tests need chromium and chromedriver: apt-get install chromium chromium-driver "
+                    f"(make test does it), or set {NO_BROWSER}=1 to skip them on purpose", pytrace=False)
     # selenium is a declared test dependency: missing is a failure, not a skip
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
@@ -236,3 +243,50 @@ def test_a_report_page_holds_working_replays(browser, tmp_path):
     assert seen["step"] == seen["steps"] - 1 and "Result:" in seen["result"]
     browser.execute_script("arguments[0].scrollIntoView()", viewers[1])
     browser.save_screenshot(str(tmp_path / "report.png"))
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_a_seat_name_cannot_end_or_comment_out_the_script(browser, tmp_path, name):
+    """``<!--<script>`` (and a closing tag, line separators) as a seat name: the viewer starts,
+    steps, and shows the name as text."""
+    from selenium.webdriver.common.keys import Keys
+
+    rec = record_round(["greedy", "random"], 44, "classic")
+    rec["players"] = [name, "random"]
+    want, _ = expected_tables(rec)
+    browser.get(page_of(tmp_path, [rec]).as_uri())
+    assert browser.title.startswith("kc-sim replay")
+    seen = table(browser)
+    assert seen["steps"] == len(want) and same(seen, want[0])
+    press(browser, Keys.END)
+    assert table(browser)["step"] == len(want) - 1
+    seat = browser.execute_script("return document.querySelector('g.hand[data-seat=\"0\"] text').textContent")
+    assert seat.startswith(f"seat 0 \u00b7 {name}".replace("\u2028", "?").replace("\u2029", "?"))
+
+
+def test_a_report_with_a_hostile_agent_name_keeps_every_section(browser, tmp_path, monkeypatch):
+    """A run whose agent name holds ``<!--<script>`` (a model under such a folder, named by a
+    relative path so the name is shown whole): both sample replays start and the sections
+    after them are still on the page."""
+    from selenium.webdriver.common.by import By
+
+    from tests.faults.test_model_files import small_net
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "<!--<script>").mkdir()
+    small_net().write_into(tmp_path / "<!--<script>" / "m.zip")
+    run = tmp_path / "run"
+    assert main(["tournament", "--agents", "sb3:<!--<script>/m.zip,random", "--players", "2", "--rounds", "60",
+                 "--jobs", "1", "--quiet", "--out", str(run)]) == 0
+    assert main(["report", str(run)]) == 0
+    browser.get((run / "report.html").as_uri())
+    headings = [h.text for h in browser.find_elements(By.TAG_NAME, "h2")]
+    assert headings[-2:] == ["Sample rounds", "Method"], headings
+    viewers = browser.find_elements(By.CSS_SELECTOR, "div.kc-replay")
+    assert len(viewers) == 2
+    for v in viewers:
+        uid = v.get_attribute("id")
+        browser.find_element(By.CSS_SELECTOR, f"#{uid} [data-act=last]").click()
+        seen = table(browser, uid)
+        assert seen["steps"] > 1 and seen["step"] == seen["steps"] - 1 and "Result:" in seen["result"]
+    assert "sb3:<!--<script>/m.zip" in browser.find_element(By.CSS_SELECTOR, "div.kc-replay svg").text
