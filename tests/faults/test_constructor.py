@@ -8,7 +8,7 @@ import pytest
 
 from kc_sim.errors import UserError
 from kc_sim.play.seat import SeatedAgents
-from tests.faults.conftest import agent, kc
+from tests.faults.conftest import agent, kc, rounds
 
 MESSAGE = "could not be made: its constructor raised RuntimeError: no model file here"
 
@@ -25,7 +25,7 @@ def test_the_seat_driver_names_the_agent():
 ])
 def test_tournament(where, tmp_path):
     name = "BrokenInit" if where[1] == "1" else "BrokenInitW"     # ...W: raises only in a worker
-    run = kc("tournament", "--agents", f"{agent(name)},random", "--rounds", "8000", "--chunk-size", "200",
+    run = kc("tournament", "--agents", f"{agent(name)},random", "--rounds", rounds(where), "--chunk-size", "200",
              "--quiet", "--out", tmp_path / "run", *where)
     assert MESSAGE in run.one_line_error()
     assert not run.left

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.faults.conftest import agent, finish, kc, no_process_left, session_processes, start
+from tests.faults.conftest import agent, finish, kc, no_process_left, session_processes, rounds, start
 
 #: long enough to be killed in the middle (greedy plays ~300,000 rounds/s a core)
 LONG = ["--agents", "greedy,random,merger", "--players", "3", "--rounds", "50000000", "--quiet"]
@@ -92,7 +92,7 @@ def test_without_the_supervisor_workers_still_die_with_their_parent(tmp_path):
 ])
 def test_an_agent_that_ends_its_process(where, tmp_path):
     name = "Exit" if where[1] == "1" else "ExitW"
-    run = kc("tournament", "--agents", f"{agent(name)},random", "--rounds", "8000", "--chunk-size", "200",
+    run = kc("tournament", "--agents", f"{agent(name)},random", "--rounds", rounds(where), "--chunk-size", "200",
              "--quiet", "--out", tmp_path / "run", *where)
     line = run.one_line_error()
     assert "while playing chunk" in line and f":{name}, random" in line, line

@@ -14,12 +14,12 @@ import pytest
 
 from kc_sim.play.runner import AgentFault
 from kc_sim.tournament.run import run_tournament
-from tests.faults.conftest import KC, agent, kc, saved_record
+from tests.faults.conftest import KC, agent, kc, rounds, saved_record
 from tests.helpers.records import replay_fault_record
 
 LIMIT = "2"
 #: Python agents play ~1,000 rounds/s here: chunks of 200 rounds give the workers chunks early
-SIZE = ["--rounds", "8000", "--chunk-size", "200", "--decision-timeout", LIMIT, "--quiet"]
+SIZE = ["--chunk-size", "200", "--decision-timeout", LIMIT, "--quiet"]
 
 
 def _stalled(run, out, name: str, *, killed: bool) -> dict:
@@ -41,7 +41,8 @@ def _stalled(run, out, name: str, *, killed: bool) -> dict:
 def test_a_decision_in_a_python_loop_is_stopped_in_its_process(where, tmp_path):
     name = "Spin" if where[1] == "1" else "SpinW"     # ...W: only in a worker
     out = tmp_path / "run"
-    run = kc("tournament", "--agents", f"{agent(name)},random,greedy,merger", *SIZE, "--out", out, *where)
+    run = kc("tournament", "--agents", f"{agent(name)},random,greedy,merger", *SIZE, "--rounds", rounds(where),
+             "--out", out, *where)
     _stalled(run, out, name, killed=False)
 
 
@@ -52,7 +53,8 @@ def test_a_decision_in_a_python_loop_is_stopped_in_its_process(where, tmp_path):
 def test_a_decision_stuck_in_c_code_is_killed_and_its_round_found_again(where, tmp_path):
     name = "Sleep" if where[1] == "1" else "SleepW"
     out = tmp_path / "run"
-    run = kc("tournament", "--agents", f"{agent(name)},random", *SIZE, "--out", out, *where)
+    run = kc("tournament", "--agents", f"{agent(name)},random", *SIZE, "--rounds", rounds(where), "--out", out,
+             *where)
     _stalled(run, out, name, killed=True)
 
 
