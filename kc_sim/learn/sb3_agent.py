@@ -2,7 +2,7 @@
 MLP model over kc-sim's observations) as a kc-sim agent, wherever agents are named.
 
 At each decision the agent builds its seat's observation from what it is shown (the
-:class:`~kc_sim.play.observation.SeatView`, :func:`kc_sim.ui.obs_vector.vector_from_view`,
+:class:`~kc_sim.play.observation.SeatView`, :func:`kc_sim.env.obs_vector.vector_from_view`,
 then the planes if the model was trained on them) and plays the most probable legal
 action of the policy network (the deterministic choice). A model written by ``kc-sim
 train`` carries its weights as NumPy arrays, so the agent needs neither torch nor sb3;
@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
+from kc_sim.env.obs_planes import OBSERVATIONS, SIZES, encode_into
+from kc_sim.env.obs_vector import OBS_SIZE, vector_from_view
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
 from kc_sim.learn.policy_net import PolicyNet
 from kc_sim.play.agent import AgentSpec, PythonAgent
-from kc_sim.ui.obs_planes import OBSERVATIONS, SIZES, encode_into
-from kc_sim.ui.obs_vector import OBS_SIZE, vector_from_view
 
 __all__ = ["SB3Agent", "load", "load_net"]
 

@@ -1,7 +1,7 @@
 """``kc-sim train``: MaskablePPO (sb3-contrib) learns one seat against compiled kc-sim agents.
 
 The learner plays seat ``seat`` of ``envs`` rounds stepped together by the batched core
-(:class:`kc_sim.ui.gym_env.KcVectorEnv` behind :class:`kc_sim.learn.sb3_vec.SB3VecEnv`); the
+(:class:`kc_sim.env.gym_env.KcVectorEnv` behind :class:`kc_sim.learn.sb3_vec.SB3VecEnv`); the
 opponents play inside the compiled step. Only legal actions are ever chosen: MaskablePPO
 is given each step's action masks.
 
@@ -33,11 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
+from kc_sim.env.gym_env import REWARDS, KcVectorEnv, observation_space, opponent_seats
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
 from kc_sim.play.registry import load_agent
 from kc_sim.stats import wilson_scalar
-from kc_sim.ui.gym_env import REWARDS, KcVectorEnv, observation_space, opponent_seats
 
 __all__ = ["EvalResult", "TrainResult", "curve_paths", "evaluate", "plot_curve", "train"]
 

@@ -61,7 +61,7 @@ def test_numpy_policy_plays_what_maskable_ppo_predicts(trained):
     """The weights stored in the zip give sb3's own deterministic masked choice."""
     from sb3_contrib import MaskablePPO
 
-    from kc_sim.ui.gym_env import KcVectorEnv
+    from kc_sim.env.gym_env import KcVectorEnv
 
     d, _ = trained
     model = MaskablePPO.load(d / "model.zip", device="cpu")
@@ -85,8 +85,8 @@ def test_sb3_agent_plays_a_tournament_in_worker_processes(trained, tmp_path):
 
 def test_sb3_agent_in_bench_agent_and_the_aec_env(trained):
     pytest.importorskip("pettingzoo")
-    from kc_sim.ui.env import env as aec_env
-    from kc_sim.ui.env import policy_from_agent
+    from kc_sim.env.aec import env as aec_env
+    from kc_sim.env.aec import policy_from_agent
 
     d, _ = trained
     r = _run("bench-agent", f"sb3:{d / 'model.zip'}", "--baselines", "random", "--rounds", "200", "-j", "1")
@@ -147,8 +147,8 @@ def test_opens_head_is_played_in_numpy_as_sb3_predicts(tmp_path):
     the stored NumPy net, head included, gives sb3's own choices."""
     from sb3_contrib import MaskablePPO
 
+    from kc_sim.env.gym_env import KcVectorEnv
     from kc_sim.learn.train import train
-    from kc_sim.ui.gym_env import KcVectorEnv
 
     res = train("greedy", 2, 2048, tmp_path / "m.zip", envs=16, evals=0, eval_rounds=100, observation="planes_opens",
                 seed=2, log=None)
