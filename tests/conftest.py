@@ -1,6 +1,13 @@
-"""Shared test set-up: the opt-in marker for long sweeps."""
+"""Shared test set-up: the opt-in marker for long sweeps, and a state folder of the test
+run's own (the SHA-256s of the models kc-sim train writes, kc_sim.records.model_file), so
+tests neither read nor add to the user's."""
+
+import os
+import tempfile
 
 import pytest
+
+os.environ.setdefault("KC_SIM_STATE_DIR", tempfile.mkdtemp(prefix="kc-sim-test-state-"))
 
 
 def pytest_addoption(parser):

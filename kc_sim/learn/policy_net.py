@@ -6,23 +6,27 @@ probable *legal* action (masked argmax of the actor's logits), which is what
 ``MaskablePPO.predict(obs, action_masks=mask, deterministic=True)`` returns. Evaluating the
 small MLP in NumPy avoids torch's per-call overhead (tens of microseconds for one
 observation) and lets ``sb3:model.zip`` agents play in processes that never import torch:
-``kc-sim train`` stores the weights inside the model's zip (``kc_sim_policy.npz``) beside the
-settings it was trained with (``kc_sim.json``).
+``kc-sim train`` stores the weights and the settings it was trained with inside the model's
+zip, as a kc-sim model file (:mod:`kc_sim.records.model_file`: a JSON header and ``.npy``
+arrays, read without unpickling) beside sb3's own entries.
 """
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["PolicyNet", "ACTIVATIONS", "NPZ_NAME", "META_NAME"]
+from kc_sim.errors import UserError
+from kc_sim.records.model_file import Model, read_model, write_model
+from kc_sim.records.untrusted import preview
 
-NPZ_NAME = "kc_sim_policy.npz"
-META_NAME = "kc_sim.json"
+__all__ = ["PolicyNet", "ACTIVATIONS", "FORMAT", "VERSION"]
+
+#: the model-file format of a policy network (:mod:`kc_sim.records.model_file`)
+FORMAT = "kc-sim/mlp-policy"
+VERSION = 1
 ACTIVATIONS = {
     "tanh": np.tanh,
     "relu": lambda x: np.maximum(x, 0, out=x),
@@ -91,26 +95,36 @@ class PolicyNet:
         return z.argmax(axis=-1).astype(np.int64)
 
     # --- inside a model zip -------------------------------------------------------------------
-    def write_into(self, path) -> None:
-        """Add the weights and settings to an existing zip (an sb3 model file)."""
-        buf = io.BytesIO()
+    def write_into(self, path) -> str:
+        """Put the weights and settings into the zip ``path`` as a kc-sim model file of format
+        :data:`FORMAT` (the entries of a zip already there, e.g. the sb3 model, are kept);
+        returns the file's SHA-256."""
         arrays = {f"w{k}": w for k, w in enumerate(self.weights)} | {f"b{k}": b for k, b in enumerate(self.biases)}
-        np.savez(buf, **arrays)
-        with zipfile.ZipFile(path, "a") as z:
-            z.writestr(NPZ_NAME, buf.getvalue())
-            z.writestr(META_NAME, json.dumps(self.meta | {"activation": self.activation,
-                                                          "opens_weight": self.opens_weight}, indent=1))
+        header = self.meta | {"activation": self.activation, "opens_weight": self.opens_weight}
+        return write_model(path, Model(FORMAT, VERSION, header, arrays), base=path if Path(path).is_file() else None)
 
     @classmethod
-    def read_from(cls, path) -> "PolicyNet | None":
-        """The net stored by :meth:`write_into`, or None if the zip has none."""
-        with zipfile.ZipFile(path) as z:
-            names = set(z.namelist())
-            if NPZ_NAME not in names:
-                return None
-            meta = json.loads(z.read(META_NAME)) if META_NAME in names else {}
-            with np.load(io.BytesIO(z.read(NPZ_NAME))) as f:
-                n = len([k for k in f.files if k.startswith("w")])
-                w = [f[f"w{k}"] for k in range(n)]
-                b = [f[f"b{k}"] for k in range(n)]
-        return cls(w, b, meta.pop("activation", "tanh"), meta, float(meta.pop("opens_weight", 0.0)))
+    def read_from(cls, path) -> "PolicyNet":
+        """The net stored by :meth:`write_into`, checked: dense layers chained in and out,
+        float weights, a known activation. Never unpickles (:mod:`kc_sim.records.model_file`);
+        anything else is a one-line UserError."""
+        m = read_model(path, format=FORMAT, versions=(VERSION,))
+        meta = dict(m.header)
+        n = len(m.arrays) // 2
+        names = {f"{p}{k}" for k in range(n) for p in "wb"}
+        if n == 0 or set(m.arrays) != names:
+            raise UserError(f"{path}: arrays {sorted(m.arrays)[:8]}: expected the layers w0, b0, w1, b1, ...")
+        w = [m.arrays[f"w{k}"] for k in range(n)]
+        b = [m.arrays[f"b{k}"] for k in range(n)]
+        chained = all(x.dtype.kind == "f" and y.dtype.kind == "f" and x.ndim == 2 and y.shape == (x.shape[0],)
+                      and (k == 0 or x.shape[1] == w[k - 1].shape[0]) for k, (x, y) in enumerate(zip(w, b)))
+        if not chained:
+            raise UserError(f"{path}: layers of shapes {[list(x.shape) for x in w]} / {[list(y.shape) for y in b]}: "
+                            "expected float dense layers, each taking what the one before gives")
+        activation, head = meta.pop("activation", "tanh"), meta.pop("opens_weight", 0.0)
+        if activation not in ACTIVATIONS:
+            raise UserError(f"{path}: activation {preview(activation)}: expected one of {', '.join(ACTIVATIONS)}")
+        if isinstance(head, bool) or not isinstance(head, (int, float)) or not np.isfinite(head):
+            raise UserError(f"{path}: opens_weight {preview(head)}: expected a number")
+        return cls([x.astype(np.float32) for x in w], [y.astype(np.float32) for y in b], activation, meta,
+                   float(head))

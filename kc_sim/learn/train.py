@@ -19,7 +19,10 @@ Its score per round is the share of opponents it finished ahead of, by penalty, 
 - ``OUT.curve.png``: the figure.
 
 The model is saved at every evaluation, so an interrupted run keeps what it learned;
-``resume=True`` continues from ``OUT`` up to ``steps`` in all.
+``resume=True`` continues from ``OUT`` up to ``steps`` in all. Resuming runs sb3's loader,
+which unpickles the file, so it is allowed only on a file this machine's ``kc-sim train``
+saved: each save records the file's SHA-256 (:func:`kc_sim.records.model_file.remember_written`)
+and a resume checks it first; any other file is refused in one line.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from kc_sim.env.gym_env import REWARDS, KcVectorEnv, observation_space, opponent
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
 from kc_sim.play.registry import load_agent
+from kc_sim.records.model_file import forget_written, remember_written, require_written
 from kc_sim.stats import wilson_scalar
 
 __all__ = ["EvalResult", "TrainResult", "curve_paths", "evaluate", "plot_curve", "train"]
@@ -185,9 +189,11 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
 
     venv = SB3VecEnv(KcVectorEnv(envs, players, rules, opp, seat, observation, reward), seed=seed)
     rows = []
+    state = {"written": None}
     if resume:
         if not out.is_file():
             raise UserError(f"cannot resume: {out} does not exist (train without --resume first)")
+        state["written"] = require_written(out, "resume training from")   # before sb3 unpickles it
         model = MaskablePPO.load(out, env=venv, device="cpu")
         if curve_file.is_file():
             rows = pd.read_parquet(curve_file).to_dict("records")
@@ -208,7 +214,7 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
     if done0 >= steps:
         raise UserError(f"{out} has already trained {done0:,} steps (asked: {steps:,}); give a larger --steps")
     every = max(1, (steps - done0) // evals) if evals else steps + 1
-    state = {"next": done0 + every, "t": time.perf_counter(), "train": 0.0, "shown": time.perf_counter()}
+    state |= {"next": done0 + every, "t": time.perf_counter(), "train": 0.0, "shown": time.perf_counter()}
 
     def snapshot(steps_now: int) -> EvalResult:
         pol = PolicyNet.from_sb3(model, meta | {"steps": steps_now})
@@ -219,7 +225,10 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
         if len(table) >= 2:
             plot_curve(table, figure, title)
         model.save(out)
-        pol.write_into(out)
+        digest = pol.write_into(out)
+        forget_written(state["written"])         # resume trusts only the file as last saved
+        remember_written(out, digest)
+        state["written"] = digest
         return ev
 
     def line(steps_now: int, ev: EvalResult | None) -> str:

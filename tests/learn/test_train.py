@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -119,6 +120,10 @@ def test_resume_continues_the_curve(trained, tmp_path):
     assert list(pd.read_parquet(tmp_path / "model.curve.parquet")["steps"]) == [0, 2048, 4096]
     r = _run("train", "--opponent", "random", "--steps", "8192", "--envs", "16", "--out", str(model), "--resume")
     assert r.returncode == 2 and "cannot resume" in r.stderr and "Traceback" not in r.stderr
+    with zipfile.ZipFile(model, "a") as z:        # changed since kc-sim wrote it: sb3 may not unpickle it
+        z.writestr("extra", b"")
+    r = _run("train", "--opponent", "greedy", "--steps", "8192", "--envs", "16", "--out", str(model), "--resume")
+    assert r.returncode == 2 and "did not write this file" in r.stderr and "Traceback" not in r.stderr
 
 
 @pytest.mark.parametrize("args,says", [
