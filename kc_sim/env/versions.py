@@ -39,8 +39,9 @@ GYM_ID = f"kc_sim/KingsInTheCorner-v{ENV_VERSION}"
 OPENSPIEL_NAME = f"python_kings_in_the_corner_v{ENV_VERSION}"
 
 #: each observation encoding's version: ``vector`` (int8[143], :mod:`kc_sim.env.obs_vector`),
-#: ``planes`` and ``planes_opens`` (:mod:`kc_sim.env.obs_planes`)
-ENCODINGS = {"vector": 1, "planes": 1, "planes_opens": 1}
+#: ``planes`` and ``planes_opens`` (:mod:`kc_sim.env.obs_planes`), ``actions`` (per-action
+#: features, :mod:`kc_sim.env.obs_actions`)
+ENCODINGS = {"vector": 1, "planes": 1, "planes_opens": 1, "actions": 1}
 
 
 def encoding_id(name: str) -> str:

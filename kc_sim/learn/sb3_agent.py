@@ -22,6 +22,7 @@ import numpy as np
 
 from kc_sim.env.obs_planes import OBSERVATIONS, SIZES, encode_into
 from kc_sim.env.obs_vector import OBS_SIZE, vector_from_view
+from kc_sim.env.versions import check_encoding, encoding_id
 from kc_sim.errors import UserError
 from kc_sim.game.actions import N_ACTIONS
 from kc_sim.game.rules import parse_rules
@@ -53,6 +54,9 @@ def load_net(path: str) -> PolicyNet:
     if kind not in OBSERVATIONS:
         raise UserError(f"bad agent 'sb3:{path}': unknown observation {preview(kind)}: expected one of "
                         f"{', '.join(OBSERVATIONS)}")
+    if check_encoding(net.meta.get("encoding", kind), f"'sb3:{path}'") != kind:
+        raise UserError(f"bad agent 'sb3:{path}': its encoding {preview(net.meta.get('encoding'))} is not its "
+                        f"observation {kind!r}")
     size, actions = net.weights[0].shape[1], net.weights[-1].shape[0]
     if size != SIZES[kind] or actions != N_ACTIONS:
         raise UserError(f"bad agent 'sb3:{path}': a network from {size} inputs to {actions} actions, but the "
@@ -74,7 +78,7 @@ def import_sb3(src, dst) -> Path:
                         f"({', '.join(f'{k} {n}' for k, n in SIZES.items())})")
     dst = Path(dst)
     model.save(dst)
-    PolicyNet.from_sb3(model, {"observation": kind}).write_into(dst)
+    PolicyNet.from_sb3(model, {"observation": kind, "encoding": encoding_id(kind)}).write_into(dst)
     return dst
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from kc_sim.env.gym_env import REWARDS, KcVectorEnv, observation_space, opponent_seats
+from kc_sim.env.versions import encoding_id
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
 from kc_sim.play.registry import load_agent
@@ -181,7 +182,8 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
     out.parent.mkdir(parents=True, exist_ok=True)
     curve_file, figure = curve_paths(out)
     opp_text = ",".join(opp[s] for s in sorted(opp))
-    meta = {"observation": observation, "players": players, "rules": rs.spec(), "seat": seat,
+    meta = {"observation": observation, "encoding": encoding_id(observation), "players": players, "rules": rs.spec(),
+            "seat": seat,
             "opponents": opp_text, "reward": reward, "seed": seed}
     title = (f"MaskablePPO ({observation}), seat {seat} of {players} vs {opp_text}, "
              f"rules {rules if isinstance(rules, str) else rs.spec()}\n{eval_rounds:,} fixed deals per point")

@@ -41,7 +41,7 @@ def _same_choices(net, model, venv, steps):
 def trained(tmp_path_factory):
     """A model trained 2,048 steps against greedy at 2 players, through the command line."""
     d = tmp_path_factory.mktemp("train")
-    r = _run("train", "--opponent", "greedy", "--steps", "2048", "--envs", "16", "--evals", "1",
+    r = _run("train", "--method", "ppo", "--opponent", "greedy", "--steps", "2048", "--envs", "16", "--evals", "1",
              "--eval-rounds", "200", "--out", str(d / "model.zip"), "--seed", "3")
     assert r.returncode == 0, r.stderr
     return d, r
@@ -114,15 +114,15 @@ def test_resume_continues_the_curve(trained, tmp_path):
     model = tmp_path / "model.zip"
     model.write_bytes((d / "model.zip").read_bytes())
     (tmp_path / "model.curve.parquet").write_bytes((d / "model.curve.parquet").read_bytes())
-    r = _run("train", "--opponent", "greedy", "--steps", "4096", "--envs", "16", "--evals", "1", "--eval-rounds",
+    r = _run("train", "--method", "ppo", "--opponent", "greedy", "--steps", "4096", "--envs", "16", "--evals", "1", "--eval-rounds",
              "200", "--out", str(model), "--seed", "3", "--resume", "--quiet")
     assert r.returncode == 0, r.stderr
     assert list(pd.read_parquet(tmp_path / "model.curve.parquet")["steps"]) == [0, 2048, 4096]
-    r = _run("train", "--opponent", "random", "--steps", "8192", "--envs", "16", "--out", str(model), "--resume")
+    r = _run("train", "--method", "ppo", "--opponent", "random", "--steps", "8192", "--envs", "16", "--out", str(model), "--resume")
     assert r.returncode == 2 and "cannot resume" in r.stderr and "Traceback" not in r.stderr
     with zipfile.ZipFile(model, "a") as z:        # changed since kc-sim wrote it: sb3 may not unpickle it
         z.writestr("extra", b"")
-    r = _run("train", "--opponent", "greedy", "--steps", "8192", "--envs", "16", "--out", str(model), "--resume")
+    r = _run("train", "--method", "ppo", "--opponent", "greedy", "--steps", "8192", "--envs", "16", "--out", str(model), "--resume")
     assert r.returncode == 2 and "did not write this file" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -135,7 +135,7 @@ def test_resume_continues_the_curve(trained, tmp_path):
     (["--gamma", "2"], "bad --gamma 2.0: expected a number in [0, 1]"),
 ])
 def test_train_bad_input_is_one_line(args, says):
-    r = _run("train", "--steps", "1000", *args)
+    r = _run("train", "--method", "ppo", "--steps", "1000", *args)
     assert r.returncode == 2, r.stderr
     assert says in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
