@@ -72,7 +72,7 @@ import numpy as np
 from kc_sim.core import layout as L
 from kc_sim.core.bits import lowest, popcount
 from kc_sim.core.ids import id_card, id_pile, id_side, is_place
-from kc_sim.core.legal import move_mask, place_mask, stop_legal
+from kc_sim.core.legal import empty_side_mask, move_mask, place_mask, stop_legal
 from kc_sim.core.step import penalty_of_masks
 from kc_sim.game.cards import (
     ALL_MASK,
@@ -80,10 +80,9 @@ from kc_sim.game.cards import (
     FITS_UNDER,
     KING,
     KINGS_MASK,
-    NON_KINGS_MASK,
     RANK,
 )
-from kc_sim.game.variants import R_KING_ON_EMPTY_SIDE, R_SCORING
+from kc_sim.game.variants import R_SCORING
 
 __all__ = ["CTX", "ACT", "F_CTX", "F_ACT", "WS_SIZE", "begin_decision", "action_features", "legal_actions"]
 
@@ -193,7 +192,7 @@ def begin_decision(st, seat, plays, ws, ctx):
     ws[W_H1] = h1
     unseen = np.int64(ALL_MASK) & ~(h0 | table)
     ws[W_UNSEEN] = unseen
-    ws[W_SIDE_OK] = np.int64(ALL_MASK) if st[L.RULES + R_KING_ON_EMPTY_SIDE] else np.int64(NON_KINGS_MASK)
+    ws[W_SIDE_OK] = empty_side_mask(st)
     opened = popcount(unseen & _targets(ws))
     ws[W_OPENED] = opened
     ws[W_PLAYS] = plays

@@ -48,6 +48,7 @@ from kc_sim.env.obs_actions import (
     WS_SIZE,
     action_features,
     begin_decision,
+    legal_actions,
 )
 from kc_sim.errors import UserError
 
@@ -100,6 +101,25 @@ def _context(params, ctx, hc):
 
 
 @nb.njit(cache=True, inline="always")
+def _dot_relu(params, at, v, n):
+    """sum_j relu(v[j]) * params[at + j] over j < n, in four running sums added in a fixed
+    order (one long chain of dependent adds would wait on each add; the order stays the same
+    on every machine)."""
+    q0 = q1 = q2 = q3 = np.float32(0.0)
+    j = 0
+    while j + 4 <= n:
+        q0 += max(v[j], np.float32(0.0)) * params[at + j]
+        q1 += max(v[j + 1], np.float32(0.0)) * params[at + j + 1]
+        q2 += max(v[j + 2], np.float32(0.0)) * params[at + j + 2]
+        q3 += max(v[j + 3], np.float32(0.0)) * params[at + j + 3]
+        j += 4
+    while j < n:
+        q0 += max(v[j], np.float32(0.0)) * params[at + j]
+        j += 1
+    return (q0 + q1) + (q2 + q3)
+
+
+@nb.njit(cache=True, inline="always")
 def _score(params, hc, x, h, g):
     """q of one action with features ``x``, given the decision's ``hc`` (scratch ``h``, ``g``)."""
     h1 = np.int64(params[0])
@@ -113,9 +133,6 @@ def _score(params, hc, x, h, g):
             row = wa + k * h1
             for j in range(h1):
                 h[j] += v * params[row + j]
-    for j in range(h1):
-        if h[j] < 0.0:
-            h[j] = 0.0
     at = wa + F_ACT * h1
     if h2 > 0:
         b2 = at + h1 * h2
@@ -123,20 +140,13 @@ def _score(params, hc, x, h, g):
             g[j] = params[b2 + j]
         for i in range(h1):
             v = h[i]
-            if v != 0.0:
+            if v > 0.0:
                 row = at + i * h2
                 for j in range(h2):
                     g[j] += v * params[row + j]
         wo = b2 + h2
-        q = params[wo + h2]
-        for j in range(h2):
-            if g[j] > 0.0:
-                q += g[j] * params[wo + j]
-        return q
-    q = params[at + h1]
-    for j in range(h1):
-        q += h[j] * params[at + j]
-    return q
+        return params[wo + h2] + _dot_relu(params, wo, g, h2)
+    return params[at + h1] + _dot_relu(params, at, h, h1)
 
 
 @nb.njit(cache=True)
@@ -158,23 +168,8 @@ def scores(st, seat, params, ws, ctx, acts, xs, q):
     """Features and scores of every legal action of ``seat`` (the seat to act): the context into
     ``ctx``, the actions into ``acts``, their features into the rows of ``xs`` (float32[>= n,
     F_ACT]) and scores into ``q``; returns their number n."""
-    hand = st[L.HAND + 2 * seat]
-    n = 0
-    for p in range(L.N_PILES):
-        m = place_mask(st, hand, p)
-        while m:
-            acts[n] = lowest(m) * 8 + p
-            n += 1
-            m &= m - 1
-    mm = move_mask(st)
-    while mm:
-        acts[n] = L.MOVE_BASE + lowest(mm)
-        n += 1
-        mm &= mm - 1
-    plays = n
-    if stop_legal(st):
-        acts[n] = L.STOP
-        n += 1
+    n = legal_actions(st, seat, acts)
+    plays = n - 1 if n > 0 and acts[n - 1] == L.STOP else n
     begin_decision(st, seat, plays, ws, ctx)
     h1 = np.int64(params[0])
     hm = max(h1, np.int64(params[1]))

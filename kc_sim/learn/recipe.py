@@ -231,7 +231,6 @@ class _Trainer:
             parts.append((bufs.ctx[:nd].copy(), bufs.x[:nr].copy(), bufs.start[:nd].copy(), bufs.n[:nd].copy(),
                           bufs.label[:nd].copy()))
             self.rounds += n
-        self.t_act += time.perf_counter() - t0
         ctx = np.concatenate([p[0] for p in parts])
         x = np.concatenate([p[1] for p in parts])
         offs = np.cumsum([0] + [len(p[1]) for p in parts[:-1]])
@@ -241,7 +240,6 @@ class _Trainer:
         keep = np.flatnonzero(label >= 0)
         say(f"behaviour cloning: {self.rounds:,} rounds of {r.teacher}, {len(keep):,} decisions with a choice "
             f"({time.perf_counter() - t0:.1f} s); fitting {r.bc_steps:,} steps")
-        t1 = time.perf_counter()
         from kc_sim.learn.qnet import segment_log_softmax
         opt = torch.optim.Adam(self.net.parameters(), lr=r.bc_lr)
         ctx_t, x_t = torch.from_numpy(ctx), torch.from_numpy(x)
@@ -262,7 +260,6 @@ class _Trainer:
             if time.perf_counter() - shown >= 10:
                 say(f"behaviour cloning: step {it + 1:,}/{r.bc_steps:,}, loss {loss.item():.3f}")
                 shown = time.perf_counter()
-        self.t_learn += time.perf_counter() - t1
         self.bc_decisions = len(keep)
 
     # --- policy gradient -----------------------------------------------------------------------
@@ -540,14 +537,15 @@ def train_net(opponent="greedy", players: int = 2, *, minutes: float | None = No
                 next_eval[0] += every
                 snapshot("ppo")
 
-        t_last = [time.perf_counter()]
+        ppo_start = time.perf_counter()
+        ppo_evals = tr.t_eval
 
         def say_progress(text):
             secs = seconds_now()
-            rate = (tr.steps - done["steps"]) / max(secs - done["seconds"], 1e-9)
+            ppo = time.perf_counter() - ppo_start - (tr.t_eval - ppo_evals)
+            rate = (tr.steps - done["steps"]) / max(ppo, 1e-9)
             left = (budget_s - secs) if budget_s is not None else (steps - (tr.steps - done["steps"])) / max(rate, 1e-9)
-            say(f"[{_duration(secs)}] {text}; {rate:,.0f} steps/s; {_duration(max(left, 0.0))} left")
-            t_last[0] = time.perf_counter()
+            say(f"[{_duration(secs)}] {text}; PPO {rate:,.0f} steps/s; {_duration(max(left, 0.0))} left")
 
         tr.improve(until, say_progress, checkpoint)
         last = snapshot("final")
