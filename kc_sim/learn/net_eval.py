@@ -16,7 +16,7 @@ import numpy as np
 
 from kc_sim.core.rng import derive
 from kc_sim.core.rows import C_PENALTY, C_WINNER
-from kc_sim.learn.net_policy import N_SLOTS, load_slot, slot_policy
+from kc_sim.learn.net_policy import TRAINING_SLOT, load_slot, slot_policy
 from kc_sim.play.agent import AgentSpec
 from kc_sim.play.registry import load_agent
 from kc_sim.play.runner import play_rounds
@@ -24,7 +24,7 @@ from kc_sim.play.runner import play_rounds
 __all__ = ["EvalPoint", "EVAL_SLOT", "evaluate", "deal_seeds"]
 
 #: the policy slot the network under training is evaluated in (loaded models take the others)
-EVAL_SLOT = N_SLOTS - 1
+EVAL_SLOT = TRAINING_SLOT
 #: evaluation deals: derive(seed ^ EVAL_SALT, i), apart from any training deals
 EVAL_SALT = 0x6576616C
 Z95 = 1.959963984540054

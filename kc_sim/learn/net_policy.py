@@ -52,11 +52,14 @@ from kc_sim.env.obs_actions import (
 )
 from kc_sim.errors import UserError
 
-__all__ = ["N_SLOTS", "param_size", "unpack", "scores", "forward_rows", "net_act", "load_slot", "slot_policy",
+__all__ = ["N_SLOTS", "TRAINING_SLOT", "param_size", "unpack", "scores", "forward_rows", "net_act", "load_slot", "slot_policy",
            "slot_params"]
 
 #: parameter vectors held at once per process (distinct models in one tournament)
 N_SLOTS = 16
+#: the slot kept for a network under training (its evaluations load it again and again);
+#: models loaded by name take the others
+TRAINING_SLOT = N_SLOTS - 1
 _SYMBOL = "kc_sim_net_policy_slots"
 #: slot k: (address of its float32 parameters, their number); 0 when empty
 _TABLE = np.zeros(2 * N_SLOTS, dtype=np.int64)
@@ -310,9 +313,9 @@ def load_slot(params: np.ndarray, k: int | None = None) -> int:
                         f"{F_CTX} + {F_ACT} inputs")
     with _lock:
         if k is None:
-            free = [i for i in range(N_SLOTS) if i not in _held]
+            free = [i for i in range(N_SLOTS) if i not in _held and i != TRAINING_SLOT]
             if not free:
-                raise UserError(f"more than {N_SLOTS} network models in one process")
+                raise UserError(f"more than {N_SLOTS - 1} network models in one process")
             k = free[0]
         _held[k] = params                     # kept alive while the table points at it
         _TABLE[2 * k] = params.ctypes.data

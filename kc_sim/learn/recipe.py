@@ -522,12 +522,11 @@ def train_net(opponent="greedy", players: int = 2, *, minutes: float | None = No
             def due():
                 return seconds_now() >= next_eval[0]
         else:
-            every = steps / max(1, evals)
+            every = max(1.0, (steps - done["steps"]) / max(1, evals))
             next_eval = [done["steps"] + every]
-            first = done["steps"]
 
-            def until():
-                return tr.steps - first >= steps
+            def until():                   # --steps counts in all, as --minutes does on --resume
+                return tr.steps >= steps
 
             def due():
                 return tr.steps >= next_eval[0]
@@ -544,7 +543,7 @@ def train_net(opponent="greedy", players: int = 2, *, minutes: float | None = No
             secs = seconds_now()
             ppo = time.perf_counter() - ppo_start - (tr.t_eval - ppo_evals)
             rate = (tr.steps - done["steps"]) / max(ppo, 1e-9)
-            left = (budget_s - secs) if budget_s is not None else (steps - (tr.steps - done["steps"])) / max(rate, 1e-9)
+            left = (budget_s - secs) if budget_s is not None else (steps - tr.steps) / max(rate, 1e-9)
             say(f"[{_duration(secs)}] {text}; PPO {rate:,.0f} steps/s; {_duration(max(left, 0.0))} left")
 
         tr.improve(until, say_progress, checkpoint)
