@@ -209,6 +209,8 @@ class _Trainer:
         return tuple(pols), kind, learner
 
     def act(self, bufs, seeds, seat, nets, kind, pols, learner, temperature):
+        """Play the rounds of ``seeds`` with the network (``nets`` row 0) at ``seat`` drawing at
+        ``temperature``, net row 1 at the other ``kind`` 1 seats, recording into ``bufs``."""
         net_of = np.where(kind == 1, 1, 0).astype(np.int64)
         net_of[seat] = 0
         temp = np.zeros(MAX_SEATS)
@@ -218,6 +220,8 @@ class _Trainer:
 
     # --- behaviour cloning ------------------------------------------------------------------
     def clone(self, say, deadline=None):
+        """Behaviour cloning (step 1 of the module doc): the teacher plays each seat in turn,
+        then the network is fitted to its choices, stopping early at ``deadline``."""
         torch, r = self.torch, self.r
         P = self.net.to_params()
         nets = np.stack([P, P])
@@ -472,9 +476,9 @@ def train_net(opponent="greedy", players: int = 2, *, minutes: float | None = No
             rows = pd.read_parquet(curve_file).to_dict("records")
     tr.warm(baselines)
     start = time.perf_counter() - t0
-    title = (f"kc-sim train (behaviour cloning of {recipe.teacher}, then PPO vs {opp_text} and a league), "
-             f"{players} players, rules {rs.spec()}, seed {seed}\nwin rate on {recipe.eval_deals:,} fixed deals, "
-             f"every seating, 95% intervals clustered by deal")
+    title = (f"kc-sim train: cloning {recipe.teacher}, then PPO vs {opp_text} and a league; {players} players, "
+             f"{rules if isinstance(rules, str) else rs.spec()}, seed {seed}\nwin rate on {recipe.eval_deals:,} "
+             "fixed deals, every seating, 95% intervals clustered by deal")
     t_run = time.perf_counter()
 
     def seconds_now() -> float:

@@ -125,3 +125,25 @@ def test_a_model_is_an_agent_everywhere(tmp_path):
     assert report.passed, report
     with pytest.raises(UserError, match="no such file"):
         load_agent(f"net:{tmp_path / 'none.zip'}")
+
+
+def test_an_sb3_model_refuses_an_encoding_it_was_not_trained_on(tmp_path):
+    """The MaskablePPO models store their encoding too; sb3:PATH loads only the version kc-sim
+    computes (a model stored before versions counts as version 1)."""
+    from kc_sim.env.obs_planes import SIZES
+    from kc_sim.learn.policy_net import PolicyNet
+    from kc_sim.learn.sb3_agent import load_net
+
+    rng = np.random.default_rng(0)
+    w = [rng.normal(size=(8, SIZES["planes"])).astype(np.float32), rng.normal(size=(449, 8)).astype(np.float32)]
+    b = [np.zeros(8, np.float32), np.zeros(449, np.float32)]
+    for meta, ok in (({"observation": "planes", "encoding": "planes/1"}, True), ({"observation": "planes"}, True),
+                     ({"observation": "planes", "encoding": "planes/2"}, False),
+                     ({"observation": "planes", "encoding": "vector/1"}, False)):
+        path = tmp_path / f"m{len(list(tmp_path.iterdir()))}.zip"
+        PolicyNet(w, b, "tanh", meta).write_into(path)
+        if ok:
+            assert load_net(str(path)).meta["observation"] == "planes"
+        else:
+            with pytest.raises(UserError, match="encoding"):
+                load_net(str(path))
