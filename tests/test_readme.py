@@ -7,7 +7,7 @@ import pytest
 
 README = (Path(__file__).parent.parent / "README.md").read_text()
 BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
-MARKERS = {"game": "from kc_sim.play import Game", "env": "from kc_sim.ui.env import env, policy_from_agent",
+MARKERS = {"game": "from kc_sim.play import Game", "env": "from kc_sim.env.aec import env, policy_from_agent",
            "runner": "from kc_sim.play import play_rounds, play_matches, record_round"}
 RUNNABLE = {name: b for b in BLOCKS for name, marker in MARKERS.items() if marker in b}
 

@@ -1,5 +1,5 @@
-"""``kc-sim bench --env``: the batched compiled environment (:mod:`kc_sim.ui.batch`) against
-the PettingZoo AEC environment (:mod:`kc_sim.ui.env`), both stepping uniformly random legal
+"""``kc-sim bench --env``: the batched compiled environment (:mod:`kc_sim.env.batch`) against
+the PettingZoo AEC environment (:mod:`kc_sim.env.aec`), both stepping uniformly random legal
 actions, 2 players, classic rules, every seat a learner.
 
 * ``vector_env_steps_per_s``: ``BatchEnv(1024)``, one ``step(env.sample())`` per loop
@@ -26,7 +26,7 @@ RULES = "classic"
 
 def vector_steps_per_s(seconds: float, batch: int = BATCH, players: int = PLAYERS, rules: str = RULES) -> float:
     """Env-steps per CPU-second of ``BatchEnv(batch)`` stepping ``sample()`` actions."""
-    from kc_sim.ui.batch import BatchEnv
+    from kc_sim.env.batch import BatchEnv
 
     e = BatchEnv(batch, players=players, rules=rules)
     e.reset(1)
@@ -45,7 +45,7 @@ def vector_steps_per_s(seconds: float, batch: int = BATCH, players: int = PLAYER
 
 def aec_steps_per_s(seconds: float, players: int = PLAYERS, rules: str = RULES) -> float:
     """Live steps per CPU-second of the PettingZoo AEC env stepping random legal actions."""
-    from kc_sim.ui.env import env
+    from kc_sim.env.aec import env
 
     rng = np.random.default_rng(1)
     with warnings.catch_warnings():

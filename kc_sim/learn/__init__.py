@@ -1,5 +1,6 @@
-"""Learning with outside libraries: training with sb3-contrib's MaskablePPO (``kc-sim train``)
-over the Gymnasium env of :mod:`kc_sim.ui.gym_env`, trained policies and OpenSpiel's IS-MCTS
-as kc-sim agents (``sb3:path/model.zip``, ``openspiel:ismcts``). torch and sb3 are optional
-extras (``train``), imported only in this package and only when used; a model written by
-``kc-sim train`` plays with NumPy alone."""
+"""Learning agents: ``kc-sim train`` (:mod:`kc_sim.learn.recipe`: behaviour cloning then PPO of an
+action-scoring network, acting in compiled code; :mod:`kc_sim.learn.train`: sb3-contrib's
+MaskablePPO), trained models as kc-sim agents (``net:path/model.zip``, a compiled policy,
+:mod:`kc_sim.learn.net_model`; ``sb3:path/model.zip``) and OpenSpiel's IS-MCTS
+(``openspiel:ismcts``). torch and sb3 are optional extras (``train``), imported only in this
+package and only when training; a trained model plays with numba or NumPy alone."""

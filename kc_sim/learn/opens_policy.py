@@ -1,5 +1,5 @@
 """MaskablePPO's MLP policy with one more term in each action's logit: a learned weight times
-what the action opens (``observation="planes_opens"``, :mod:`kc_sim.ui.obs_planes`).
+what the action opens (``observation="planes_opens"``, :mod:`kc_sim.env.obs_planes`).
 
 A plain MLP has one output per action id and would have to learn, for each of the 449 ids
 separately, that the value in its own ``opens`` slot matters to it. Adding
@@ -16,7 +16,7 @@ from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from kc_sim.ui.obs_planes import PLANES_SIZE
+from kc_sim.env.obs_planes import PLANES_SIZE
 
 __all__ = ["OPENS_SCALE", "OpensExtractor", "OpensPolicy"]
 

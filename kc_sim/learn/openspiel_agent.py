@@ -3,7 +3,7 @@
     kc-sim tournament --agents openspiel:ismcts:50,planner --players 2 --rounds 20 --jobs 1 --out /tmp/os
 
 At every decision the agent turns its seat's view into a state of the pyspiel game of
-:mod:`kc_sim.ui.openspiel_game` (the cards it cannot see dealt at random) and asks
+:mod:`kc_sim.env.openspiel_game` (the cards it cannot see dealt at random) and asks
 ``open_spiel.python.algorithms.ismcts.ISMCTSBot`` for the action. The bot redraws the
 hidden cards for every simulation (``resample_from_infostate``), grows one tree over the
 information states it meets, and plays the most visited action.
@@ -100,7 +100,7 @@ def _evaluator_class():
 @functools.lru_cache(maxsize=None)
 def _game(players: int, rules_spec: str):
     """The pyspiel game for these players and rules (one per process)."""
-    from kc_sim.ui import openspiel_game
+    from kc_sim.env import openspiel_game
 
     return openspiel_game.load(players, rules_spec)
 
@@ -138,7 +138,7 @@ class ISMCTSAgent(PythonAgent):
                 ISMCTSFinalPolicyType,
             )
 
-            from kc_sim.ui.openspiel_game import state_from_view
+            from kc_sim.env.openspiel_game import state_from_view
 
             game = _game(obs.players, obs.rules.spec())
             rs = np.random.RandomState(self.rng.getrandbits(32))

@@ -2,7 +2,7 @@
 model converted with :func:`import_sb3`) as a kc-sim agent, wherever agents are named.
 
 At each decision the agent builds its seat's observation from what it is shown (the
-:class:`~kc_sim.play.observation.SeatView`, :func:`kc_sim.ui.obs_vector.vector_from_view`,
+:class:`~kc_sim.play.observation.SeatView`, :func:`kc_sim.env.obs_vector.vector_from_view`,
 then the planes if the model was trained on them) and plays the most probable legal
 action of the policy network (the deterministic choice). A model written by ``kc-sim
 train`` carries its weights as a kc-sim model file inside the zip (a JSON header and NumPy
@@ -20,6 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+from kc_sim.env.obs_planes import OBSERVATIONS, SIZES, encode_into
+from kc_sim.env.obs_vector import OBS_SIZE, vector_from_view
+from kc_sim.env.versions import check_encoding, encoding_id
 from kc_sim.errors import UserError
 from kc_sim.game.actions import N_ACTIONS
 from kc_sim.game.rules import parse_rules
@@ -27,8 +30,6 @@ from kc_sim.learn.policy_net import PolicyNet
 from kc_sim.play.agent import AgentSpec, PythonAgent
 from kc_sim.records.model_file import HEADER_ENTRY, holds_model
 from kc_sim.records.untrusted import preview
-from kc_sim.ui.obs_planes import OBSERVATIONS, SIZES, encode_into
-from kc_sim.ui.obs_vector import OBS_SIZE, vector_from_view
 
 __all__ = ["SB3Agent", "load", "load_net", "import_sb3"]
 
@@ -53,6 +54,9 @@ def load_net(path: str) -> PolicyNet:
     if kind not in OBSERVATIONS:
         raise UserError(f"bad agent 'sb3:{path}': unknown observation {preview(kind)}: expected one of "
                         f"{', '.join(OBSERVATIONS)}")
+    if check_encoding(net.meta.get("encoding", kind), f"'sb3:{path}'") != kind:
+        raise UserError(f"bad agent 'sb3:{path}': its encoding {preview(net.meta.get('encoding'))} is not its "
+                        f"observation {kind!r}")
     size, actions = net.weights[0].shape[1], net.weights[-1].shape[0]
     if size != SIZES[kind] or actions != N_ACTIONS:
         raise UserError(f"bad agent 'sb3:{path}': a network from {size} inputs to {actions} actions, but the "
@@ -74,7 +78,7 @@ def import_sb3(src, dst) -> Path:
                         f"({', '.join(f'{k} {n}' for k, n in SIZES.items())})")
     dst = Path(dst)
     model.save(dst)
-    PolicyNet.from_sb3(model, {"observation": kind}).write_into(dst)
+    PolicyNet.from_sb3(model, {"observation": kind, "encoding": encoding_id(kind)}).write_into(dst)
     return dst
 
 

@@ -1,4 +1,4 @@
-"""The Gymnasium vector env (:class:`kc_sim.ui.gym_env.KcVectorEnv`) as a Stable-Baselines3
+"""The Gymnasium vector env (:class:`kc_sim.env.gym_env.KcVectorEnv`) as a Stable-Baselines3
 ``VecEnv``, so sb3 and sb3-contrib train on it directly.
 
 SB3 has its own vector-env interface (``step_async``/``step_wait``, infos as one dict per
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from kc_sim.ui.gym_env import KcVectorEnv
+from kc_sim.env.gym_env import KcVectorEnv
 
 __all__ = ["SB3VecEnv"]
 

@@ -1,7 +1,7 @@
 """``kc-sim train``: MaskablePPO (sb3-contrib) learns one seat against compiled kc-sim agents.
 
 The learner plays seat ``seat`` of ``envs`` rounds stepped together by the batched core
-(:class:`kc_sim.ui.gym_env.KcVectorEnv` behind :class:`kc_sim.learn.sb3_vec.SB3VecEnv`); the
+(:class:`kc_sim.env.gym_env.KcVectorEnv` behind :class:`kc_sim.learn.sb3_vec.SB3VecEnv`); the
 opponents play inside the compiled step. Only legal actions are ever chosen: MaskablePPO
 is given each step's action masks.
 
@@ -36,12 +36,13 @@ from pathlib import Path
 
 import numpy as np
 
+from kc_sim.env.gym_env import REWARDS, KcVectorEnv, observation_space, opponent_seats
+from kc_sim.env.versions import encoding_id
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
 from kc_sim.play.registry import load_agent
 from kc_sim.records.model_file import forget_written, remember_written, require_written
 from kc_sim.stats import wilson_scalar
-from kc_sim.ui.gym_env import REWARDS, KcVectorEnv, observation_space, opponent_seats
 
 __all__ = ["EvalResult", "TrainResult", "curve_paths", "evaluate", "plot_curve", "train"]
 
@@ -186,7 +187,8 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
     out.parent.mkdir(parents=True, exist_ok=True)
     curve_file, figure = curve_paths(out)
     opp_text = ",".join(opp[s] for s in sorted(opp))
-    meta = {"observation": observation, "players": players, "rules": rs.spec(), "seat": seat,
+    meta = {"observation": observation, "encoding": encoding_id(observation), "players": players, "rules": rs.spec(),
+            "seat": seat,
             "opponents": opp_text, "reward": reward, "seed": seed}
     title = (f"MaskablePPO ({observation}), seat {seat} of {players} vs {opp_text}, "
              f"rules {rules if isinstance(rules, str) else rs.spec()}\n{eval_rounds:,} fixed deals per point")

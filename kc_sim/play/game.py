@@ -112,6 +112,46 @@ class Game:
         g._mask = np.zeros(L.N_ACTIONS, dtype=np.bool_)
         return g
 
+    @classmethod
+    def mid_turn(cls, hands, piles, stock, seat: int, rules: str | RuleSet = "classic", *, turn_actions: int = 0,
+                 drew: int | None = None, idle: int = 0) -> "Game":
+        """A round at a position inside the turn of ``seat``, that turn already opened (nothing
+        is drawn): hands by seat, 8 piles base first, the stock next card first, the actions
+        the seat has made this turn, the card it drew (None: none) and the idle turns in a row
+        before it (the blocked-round count). The dealer (which no rule of a round reads) is
+        the seat to its right; ``initial`` is this position. What a search starts from when it
+        knows only a seat's view (kc_sim.env.openspiel_game.state_from_view)."""
+        players = len(hands)
+        g = cls.from_position(hands, piles, [], dealer=(seat - 1) % players, rules=rules)
+        st = g.state                     # from_position opened the turn of ``seat`` with an empty stock
+        stock = [int(c) if isinstance(c, (int, np.integer)) else cards.parse_card(c) for c in stock]
+        st[L.STOCK:L.STOCK + len(stock)] = stock
+        st[L.STOCK_POS] = 0
+        st[L.STOCK_LEN] = len(stock)
+        st[L.TURN_ACTIONS] = turn_actions
+        st[L.DREW] = -1 if drew is None else int(drew)
+        st[L.IDLE] = idle
+        g.initial = g.snapshot()
+        return g
+
+    def redeal_hidden(self, hands: dict, stock) -> None:
+        """Give the seats of ``hands`` (seat -> cards) these hands and make ``stock`` the cards
+        still to draw (next first), in place: what a search does to sample the cards a seat
+        cannot see. Each hand keeps its size and the stock its length (a UserError otherwise)."""
+        st = self.state
+        pos, n = int(st[L.STOCK_POS]), int(st[L.STOCK_LEN])
+        if len(stock) != n - pos:
+            raise UserError(f"redeal: {len(stock)} stock cards for a stock of {n - pos}")
+        for s, hand in hands.items():
+            if len(hand) != int(st[L.HAND_N + s]):
+                raise UserError(f"redeal: {len(hand)} cards for seat {s}, who holds {int(st[L.HAND_N + s])}")
+        for s, hand in hands.items():
+            st[L.HAND + 2 * s] = st[L.HAND + 2 * s + 1] = 0
+            st[L.HAND_N + s] = 0
+            for c in hand:
+                add_to_hand(st, s, c)
+        st[L.STOCK + pos:L.STOCK + n] = stock
+
     # --- reading the round -------------------------------------------------------
     @property
     def players(self) -> int:

@@ -66,11 +66,17 @@ class RecordedRound:
         """Apply an action id or its text; stop ends the turn (draws, passes the turn)."""
         a = parse_action(action) if isinstance(action, str) else operator.index(action)
         closed, drew = self.game.play(a)        # raises IllegalActionError, nothing logged
+        self.log(a, closed, -1 if drew is None else drew)
+
+    def log(self, a: int, closed: bool, drew: int) -> None:
+        """Log action ``a`` already applied to ``game`` by another step (the environments'
+        :func:`kc_sim.env.step.env_step`): whether it closed the turn and the card drawn in
+        that turn (-1: none), what :meth:`kc_sim.play.game.Game.play` returns."""
         if a != layout.STOP:
             self.turns[-1]["actions"].append(action_text(a))
             self._ids.append(a)
         if closed:
-            self.turns[-1]["drew"] = card_text(drew) if drew is not None else None
+            self.turns[-1]["drew"] = card_text(drew) if drew >= 0 else None
             self._open()
 
     @property

@@ -50,7 +50,7 @@ LOADERS = "kc_sim.agent_loaders"
 #: the four baseline agents new agents are measured against
 BASELINES = ("random", "greedy", "king-first", "pile-merger")
 LOAD_HELP = ("or give package.module:Name or path/to/file.py:Name (a compiled policy or a PythonAgent subclass), "
-             "sb3:path/model.zip (a policy trained by kc-sim train) or openspiel:ismcts")
+             "net:path/model.zip (a network trained by kc-sim train), sb3:path/model.zip or openspiel:ismcts")
 
 
 def _doc_line(obj) -> str:
@@ -100,7 +100,8 @@ def _from_loader(prefix: str, rest: str, name: str) -> AgentSpec:
 
 
 #: what each loader prefix makes, for ``kc-sim agents`` (the loaders themselves are imported only when used)
-LOADER_FORMS = {"sb3": ("sb3:PATH.zip", "a policy trained by kc-sim train"),
+LOADER_FORMS = {"net": ("net:PATH.zip", "a network trained by kc-sim train, played compiled"),
+                "sb3": ("sb3:PATH.zip", "a MaskablePPO policy trained by kc-sim train --method ppo"),
                 "openspiel": ("openspiel:ismcts[:N]", "OpenSpiel's IS-MCTS, N simulations per decision (default 100)")}
 
 

@@ -1,2 +1,2 @@
-"""What people look at and play through: text rendering, terminal play, replays and the
-PettingZoo environment."""
+"""What people look at and play through: text rendering, terminal play and replays.
+(The environments for learning agents are in :mod:`kc_sim.env`.)"""

@@ -91,7 +91,7 @@ def test_agents_lists_every_builtin_one_line_each(capsys):
 
     assert main(["agents"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [line.split()[0] for line in lines[:-2]] == builtin_names()
+    assert [line.split()[0] for line in lines[:-3]] == builtin_names()
     assert any(line.startswith("pile-merger (alias merger)") for line in lines)
     # then the names loaders make, without importing them
-    assert [line.split()[0] for line in lines[-2:]] == ["openspiel:ismcts[:N]", "sb3:PATH.zip"]
+    assert [line.split()[0] for line in lines[-3:]] == ["net:PATH.zip", "openspiel:ismcts[:N]", "sb3:PATH.zip"]

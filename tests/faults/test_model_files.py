@@ -19,10 +19,10 @@ import zipfile
 import numpy as np
 import pytest
 
+from kc_sim.env.obs_planes import SIZES
 from kc_sim.errors import UserError
 from kc_sim.learn.policy_net import FORMAT, PolicyNet
 from kc_sim.records import model_file as mf
-from kc_sim.ui.obs_planes import SIZES
 from tests.faults.hostile import kc, one_line_error
 
 
@@ -109,7 +109,7 @@ def test_train_resume_refuses_a_file_it_did_not_write(tmp_path):
     marker = tmp_path / "ran"
     for name, make in (("evil.zip", evil_sb3_zip), ("looks_ours.zip", kc_sim_model_beside_payload)):
         model = make(tmp_path / name, marker)
-        r = kc("train", "--resume", "--steps", "5000", "--envs", "4", "--out", model)
+        r = kc("train", "--method", "ppo", "--resume", "--steps", "5000", "--envs", "4", "--out", model)
         one_line_error(r, "cannot resume training from", "did not write this file", "unpickles")
         assert not marker.exists()
 

@@ -41,7 +41,7 @@ def _same_choices(net, model, venv, steps):
 def trained(tmp_path_factory):
     """A model trained 2,048 steps against greedy at 2 players, through the command line."""
     d = tmp_path_factory.mktemp("train")
-    r = _run("train", "--opponent", "greedy", "--steps", "2048", "--envs", "16", "--evals", "1",
+    r = _run("train", "--method", "ppo", "--opponent", "greedy", "--steps", "2048", "--envs", "16", "--evals", "1",
              "--eval-rounds", "200", "--out", str(d / "model.zip"), "--seed", "3")
     assert r.returncode == 0, r.stderr
     return d, r
@@ -62,7 +62,7 @@ def test_numpy_policy_plays_what_maskable_ppo_predicts(trained):
     """The weights stored in the zip give sb3's own deterministic masked choice."""
     from sb3_contrib import MaskablePPO
 
-    from kc_sim.ui.gym_env import KcVectorEnv
+    from kc_sim.env.gym_env import KcVectorEnv
 
     d, _ = trained
     model = MaskablePPO.load(d / "model.zip", device="cpu")
@@ -86,8 +86,8 @@ def test_sb3_agent_plays_a_tournament_in_worker_processes(trained, tmp_path):
 
 def test_sb3_agent_in_bench_agent_and_the_aec_env(trained):
     pytest.importorskip("pettingzoo")
-    from kc_sim.ui.env import env as aec_env
-    from kc_sim.ui.env import policy_from_agent
+    from kc_sim.env.aec import env as aec_env
+    from kc_sim.env.aec import policy_from_agent
 
     d, _ = trained
     r = _run("bench-agent", f"sb3:{d / 'model.zip'}", "--baselines", "random", "--rounds", "200", "-j", "1")
@@ -114,15 +114,15 @@ def test_resume_continues_the_curve(trained, tmp_path):
     model = tmp_path / "model.zip"
     model.write_bytes((d / "model.zip").read_bytes())
     (tmp_path / "model.curve.parquet").write_bytes((d / "model.curve.parquet").read_bytes())
-    r = _run("train", "--opponent", "greedy", "--steps", "4096", "--envs", "16", "--evals", "1", "--eval-rounds",
+    r = _run("train", "--method", "ppo", "--opponent", "greedy", "--steps", "4096", "--envs", "16", "--evals", "1", "--eval-rounds",
              "200", "--out", str(model), "--seed", "3", "--resume", "--quiet")
     assert r.returncode == 0, r.stderr
     assert list(pd.read_parquet(tmp_path / "model.curve.parquet")["steps"]) == [0, 2048, 4096]
-    r = _run("train", "--opponent", "random", "--steps", "8192", "--envs", "16", "--out", str(model), "--resume")
+    r = _run("train", "--method", "ppo", "--opponent", "random", "--steps", "8192", "--envs", "16", "--out", str(model), "--resume")
     assert r.returncode == 2 and "cannot resume" in r.stderr and "Traceback" not in r.stderr
     with zipfile.ZipFile(model, "a") as z:        # changed since kc-sim wrote it: sb3 may not unpickle it
         z.writestr("extra", b"")
-    r = _run("train", "--opponent", "greedy", "--steps", "8192", "--envs", "16", "--out", str(model), "--resume")
+    r = _run("train", "--method", "ppo", "--opponent", "greedy", "--steps", "8192", "--envs", "16", "--out", str(model), "--resume")
     assert r.returncode == 2 and "did not write this file" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -135,7 +135,7 @@ def test_resume_continues_the_curve(trained, tmp_path):
     (["--gamma", "2"], "bad --gamma 2.0: expected a number in [0, 1]"),
 ])
 def test_train_bad_input_is_one_line(args, says):
-    r = _run("train", "--steps", "1000", *args)
+    r = _run("train", "--method", "ppo", "--steps", "1000", *args)
     assert r.returncode == 2, r.stderr
     assert says in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
@@ -152,8 +152,8 @@ def test_opens_head_is_played_in_numpy_as_sb3_predicts(tmp_path):
     the stored NumPy net, head included, gives sb3's own choices."""
     from sb3_contrib import MaskablePPO
 
+    from kc_sim.env.gym_env import KcVectorEnv
     from kc_sim.learn.train import train
-    from kc_sim.ui.gym_env import KcVectorEnv
 
     res = train("greedy", 2, 2048, tmp_path / "m.zip", envs=16, evals=0, eval_rounds=100, observation="planes_opens",
                 seed=2, log=None)

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from kc_sim.core import layout as L
+from kc_sim.env.obs_planes import PLANES_OPENS_SIZE, PLANES_SIZE, encode, planes
+from kc_sim.env.obs_vector import OBS_SIZE, fill_observation
 from kc_sim.game.cards import FITS_ON, KINGS_MASK, N_CARDS, NON_KINGS_MASK
 from kc_sim.game.rules import parse_rules
 from kc_sim.play.game import Game
-from kc_sim.ui.obs_planes import PLANES_OPENS_SIZE, PLANES_SIZE, encode, planes
-from kc_sim.ui.obs_vector import OBS_SIZE, fill_observation
 
 
 def _fits_somewhere(game) -> int:
@@ -66,8 +66,8 @@ def test_opens_counts_what_each_legal_action_opens(rules, players):
 
 def test_environments_serve_planes_opens():
     pytest.importorskip("gymnasium")
-    from kc_sim.ui.batch import BatchEnv
-    from kc_sim.ui.gym_env import KcVectorEnv
+    from kc_sim.env.batch import BatchEnv
+    from kc_sim.env.gym_env import KcVectorEnv
 
     b = BatchEnv(8, players=3, opponents={1: "greedy"}, observation="planes_opens")
     v = BatchEnv(8, players=3, opponents={1: "greedy"})

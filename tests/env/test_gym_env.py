@@ -1,4 +1,4 @@
-"""The Gymnasium environments (kc_sim.ui.gym_env) over the batched core: Gymnasium's own
+"""The Gymnasium environments (kc_sim.env.gym_env) over the batched core: Gymnasium's own
 checker, the vector API and its wrappers, the same rounds as the batched env and the AEC
 env, rewards from the penalties, masks where sb3-contrib looks for them."""
 
@@ -13,11 +13,11 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 from gymnasium.wrappers.vector import RecordEpisodeStatistics  # noqa: E402
 
 from kc_sim.core import layout as L  # noqa: E402
+from kc_sim.env.batch import BatchEnv  # noqa: E402
+from kc_sim.env.gym_env import KcEnv, KcVectorEnv, opponent_seats  # noqa: E402
+from kc_sim.env.obs_vector import OBS_SIZE, fill_observation, vector_from_view  # noqa: E402
 from kc_sim.errors import UserError  # noqa: E402
 from kc_sim.play.observation import SeatView  # noqa: E402
-from kc_sim.ui.batch import BatchEnv  # noqa: E402
-from kc_sim.ui.gym_env import KcEnv, KcVectorEnv, opponent_seats  # noqa: E402
-from kc_sim.ui.obs_vector import OBS_SIZE, fill_observation, vector_from_view  # noqa: E402
 
 
 @pytest.mark.parametrize("players,observation", [(2, "planes"), (2, "vector"), (4, "planes")])
@@ -147,7 +147,7 @@ def test_gymnasium_vector_wrappers_count_rounds():
 def test_kc_env_round_equals_the_aec_env():
     """KcEnv's round for a round seed is the AEC env's round for that seed (the learner's views)."""
     pytest.importorskip("pettingzoo")
-    from kc_sim.ui.env import env as aec_env
+    from kc_sim.env.aec import env as aec_env
 
     e = KcEnv(players=2, opponents="random", observation="vector")
     for s in (3, 8, 21):

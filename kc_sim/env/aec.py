@@ -1,6 +1,6 @@
 """Kings in the Corner as a PettingZoo AEC environment (needs ``pip install kc-sim[rl]``).
 
-    from kc_sim.ui import env as kc_env
+    from kc_sim.env import aec as kc_env
 
     e = kc_env.env(players=2, rules="classic")       # wrapped, like PettingZoo's classic envs
     e.reset(seed=42)
@@ -64,7 +64,7 @@ Observations
     into them. The order of the stock and other hands never appear.
 
     ``env(..., observation="planes")`` gives instead the learnable encoding of
-    :mod:`kc_sim.ui.obs_planes` (float32[1575]; ``"planes_opens"``: float32[2024], with what
+    :mod:`kc_sim.env.obs_planes` (float32[1575]; ``"planes_opens"``: float32[2024], with what
     each action opens; the planes: one-hot tops, bases and drawn card, what
     fits on each pile, scaled counts, the rule switches), computed from this vector.
 
@@ -86,7 +86,7 @@ Agents as policies
     (same seeds, same play). It reads the env's round through the same seat-restricted
     views agents get everywhere in kc-sim, so it ignores ``observation``::
 
-        from kc_sim.ui.env import env, policy_from_agent
+        from kc_sim.env.aec import env, policy_from_agent
         e = env(players=2)
         policies = {"player_0": policy_from_agent("random"), "player_1": policy_from_agent("greedy")}
         e.reset(seed=7)
@@ -109,26 +109,37 @@ try:
     from pettingzoo import AECEnv
     from pettingzoo.utils import wrappers
 except ImportError as _e:  # pragma: no cover - depends on the installed extras
-    raise ImportError(f"kc_sim.ui.env needs PettingZoo ({_e}): install the extra with pip install 'kc-sim[rl]'") from _e
+    raise ImportError(f"kc_sim.env.aec needs PettingZoo ({_e}): install the extra with pip install 'kc-sim[rl]'") from _e
 
 from kc_sim.core import layout as L
 from kc_sim.core.rng import derive
-from kc_sim.errors import UserError
-from kc_sim.game.rules import RuleSet, parse_rules
-from kc_sim.play.game import Game
-from kc_sim.play.recorded import RecordedRound
-from kc_sim.play.registry import load_agent
-from kc_sim.play.seat import SeatedAgents
-from kc_sim.ui.gym_env import observation_space
-from kc_sim.ui.obs_planes import OBSERVATIONS, encode
-from kc_sim.ui.obs_vector import (  # noqa: F401 - OBS, OBS_SIZE and split_observation are part of this API
+from kc_sim.env.obs_planes import OBSERVATIONS, encode
+from kc_sim.env.obs_vector import (  # noqa: F401 - OBS, OBS_SIZE and split_observation are part of this API
     OBS,
     OBS_HIGH,
     OBS_LOW,
     OBS_SIZE,
-    fill_observation,
     split_observation,
 )
+from kc_sim.env.spaces import observation_space
+from kc_sim.env.step import (
+    I_CLOSED,
+    I_TURN_DREW,
+    ILLEGAL,
+    INFO_SIZE,
+    IllegalActionError,
+    env_step,
+    forfeit_reward,
+    observe,
+)
+from kc_sim.env.versions import AEC_NAME
+from kc_sim.errors import UserError
+from kc_sim.game.actions import action_text
+from kc_sim.game.rules import RuleSet, parse_rules
+from kc_sim.play.game import Game, why_illegal
+from kc_sim.play.recorded import RecordedRound
+from kc_sim.play.registry import load_agent
+from kc_sim.play.seat import SeatedAgents
 from kc_sim.ui.render import render_table
 
 __all__ = ["env", "raw_env", "policy_from_agent", "AgentPolicy", "split_observation", "OBS", "OBS_SIZE",
@@ -151,7 +162,7 @@ class raw_env(AECEnv, EzPickle):
 
     metadata = {
         "render_modes": ["human", "ansi"],
-        "name": "kings_in_the_corner_v0",
+        "name": AEC_NAME,
         "is_parallelizable": False,
         "render_fps": 1,
     }
@@ -185,6 +196,8 @@ class raw_env(AECEnv, EzPickle):
             for a in self.possible_agents
         }
         self.round: RecordedRound | None = None
+        self._rewards = np.zeros(L.MAX_SEATS, dtype=np.float64)
+        self._info = np.zeros(INFO_SIZE, dtype=np.int64)
         self.round_seed: int | None = None
         self.episode_id = 0
         self._base_seed: int | None = None
@@ -231,16 +244,11 @@ class raw_env(AECEnv, EzPickle):
             self.render()
 
     def observe(self, agent):
-        seat = self.agent_name_mapping[agent]
-        g = self.round.game
         obs = np.zeros(OBS_SIZE, dtype=np.int8)
-        fill_observation(g.state, seat, obs)
+        mask = np.zeros(N_ACTIONS, dtype=np.int8)
+        observe(self.round.game.state, self.agent_name_mapping[agent], obs, mask)
         if self.observation != "vector":
             obs = encode(obs, self.rules, self.observation)
-        if not g.over and g.seat == seat:
-            mask = g.legal_mask().astype(np.int8)
-        else:
-            mask = np.zeros(N_ACTIONS, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action):
@@ -249,16 +257,19 @@ class raw_env(AECEnv, EzPickle):
             self._was_dead_step(action)
             return
         self._cumulative_rewards[agent] = 0.0
-        self.round.play(int(action))
         g = self.round.game
-        self.rewards = {a: 0.0 for a in self.agents}
+        a = int(action)
+        if env_step(g.state, a, self._rewards, self._info) == ILLEGAL:
+            text = action_text(a) if 0 <= a < N_ACTIONS else str(a)
+            raise IllegalActionError(f"illegal action {text} for {agent}: {why_illegal(g, a)}")
+        self.round.log(a, bool(self._info[I_CLOSED]), int(self._info[I_TURN_DREW]))
+        self.rewards = {p: float(self._rewards[self.agent_name_mapping[p]]) for p in self.agents}
         if g.over:
             penalties = g.penalties
-            for a in self.agents:
-                s = self.agent_name_mapping[a]
-                self.rewards[a] = -float(penalties[s])
-                self.terminations[a] = True
-                self.infos[a] = {"penalty": int(penalties[s]), "winner": g.winner, "end": g.end}
+            for p in self.agents:
+                s = self.agent_name_mapping[p]
+                self.terminations[p] = True
+                self.infos[p] = {"penalty": int(penalties[s]), "winner": g.winner, "end": g.end}
         else:
             self.agent_selection = self.possible_agents[g.seat]
         self._accumulate_rewards()
@@ -294,10 +305,10 @@ def env(players: int = 2, rules: str | RuleSet = "classic", render_mode: str | N
     """The environment wrapped as PettingZoo's classic environments are: an illegal action
     ends the round with ``illegal_reward`` for the offender (default ``-max_penalty(rules)``)
     and 0 for the others; out-of-range actions assert; calls out of order are caught.
-    ``observation="planes"``: the learnable encoding (:mod:`kc_sim.ui.obs_planes`)."""
+    ``observation="planes"``: the learnable encoding (:mod:`kc_sim.env.obs_planes`)."""
     e = raw_env(players=players, rules=rules, render_mode=render_mode, observation=observation)
     if illegal_reward is None:
-        illegal_reward = -float(max_penalty(e.rules))
+        illegal_reward = forfeit_reward(e.rules)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=illegal_reward)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     e = wrappers.OrderEnforcingWrapper(e)
@@ -325,7 +336,7 @@ class AgentPolicy:
     def __call__(self, observation, env) -> int:
         raw = env.unwrapped
         if not isinstance(raw, raw_env):
-            raise UserError(f"policy {self.name!r}: expected a kc_sim.ui.env environment, got {type(raw).__name__}")
+            raise UserError(f"policy {self.name!r}: expected a kc_sim.env.aec environment, got {type(raw).__name__}")
         if raw.round is None:
             raise UserError(f"policy {self.name!r}: the environment has not been reset")
         g = raw.round.game

@@ -12,11 +12,11 @@ import pytest
 from kc_sim.core import layout as L
 from kc_sim.core.ids import place_id
 from kc_sim.core.legal import legal_mask
+from kc_sim.env.batch import BatchEnv
+from kc_sim.env.obs_planes import PLANES, PLANES_SIZE, planes
+from kc_sim.env.obs_vector import OBS_SIZE, fill_observation, split_observation
 from kc_sim.game.rules import parse_rules
 from kc_sim.play.game import Game
-from kc_sim.ui.batch import BatchEnv
-from kc_sim.ui.obs_planes import PLANES, PLANES_SIZE, planes
-from kc_sim.ui.obs_vector import OBS_SIZE, fill_observation, split_observation
 
 RULES = ["classic", "draw_first", "classic,draw=if_stuck,must_play_kings=true", "classic,scoring=face",
          "classic,king_on_empty_side=false", "classic,layout_kings=to_corner", "classic,decks=2"]
@@ -80,7 +80,7 @@ def test_planes_read_back_as_the_vector_and_fits_as_the_core(rules):
 
 
 def test_both_environments_serve_the_planes():
-    from kc_sim.ui.env import raw_env
+    from kc_sim.env.aec import raw_env
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -106,7 +106,7 @@ def test_both_environments_serve_the_planes():
 def test_the_planes_env_passes_pettingzoos_checks(players, rules):
     from pettingzoo.test import api_test, seed_test
 
-    from kc_sim.ui.env import env
+    from kc_sim.env.aec import env
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

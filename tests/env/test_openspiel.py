@@ -11,12 +11,12 @@ pyspiel = pytest.importorskip("pyspiel")
 
 from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
 
+from kc_sim.env import openspiel_game as og  # noqa: E402
+from kc_sim.env.aec import raw_env  # noqa: E402
+from kc_sim.env.obs_vector import O_DEALER, OBS_SIZE, fill_observation  # noqa: E402
 from kc_sim.errors import UserError  # noqa: E402
 from kc_sim.game.cards import card_text  # noqa: E402
 from kc_sim.play.game import Game  # noqa: E402
-from kc_sim.ui import openspiel_game as og  # noqa: E402
-from kc_sim.ui.env import raw_env  # noqa: E402
-from kc_sim.ui.obs_vector import O_DEALER, OBS_SIZE, fill_observation  # noqa: E402
 
 CASES = [
     (2, "classic"),
@@ -33,7 +33,7 @@ def test_openspiel_random_simulation(players, rules):
 
 
 def test_random_simulation_with_serialization_and_game_string():
-    game = pyspiel.load_game("python_kings_in_the_corner(players=3,rules=draw_first;scoring:face)")
+    game = pyspiel.load_game("python_kings_in_the_corner_v1(players=3,rules=draw_first;scoring:face)")
     assert game.rules == og.rules_param("draw_first,scoring=face")
     assert game.num_players() == 3
     again = pyspiel.load_game(str(game))             # the game string parses back to the same game

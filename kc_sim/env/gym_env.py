@@ -1,11 +1,11 @@
 """Gymnasium environments for single-agent training against kc-sim agents, over the batched
-compiled core (:class:`kc_sim.ui.batch.BatchEnv`).
+compiled core (:class:`kc_sim.env.batch.BatchEnv`).
 
 One seat learns (``seat``, default 0); the other seats are compiled kc-sim agents
 (``opponents``: one name for every other seat, a comma list in seat order, or
 ``{seat: name}``) that play inside the compiled step, so they cost no Python.
 
-    from kc_sim.ui.gym_env import KcVectorEnv
+    from kc_sim.env.gym_env import KcVectorEnv
 
     envs = KcVectorEnv(256, players=2, opponents="greedy")
     obs, info = envs.reset(seed=1)
@@ -23,9 +23,14 @@ game, for Gymnasium's ``check_env`` and for code that wants a plain Env.
 
 The action mask (the legal action ids of the seat to act) is given the way sb3-contrib's
 MaskablePPO looks for it, an ``action_masks()`` method, and in ``info["action_mask"]``.
-An illegal action raises ``ValueError`` (:class:`KcEnv` can instead end the round as a
-loss, ``illegal="lose"``, which is what lets Gymnasium's checker step it with unmasked
-random actions).
+An illegal action raises :class:`~kc_sim.play.game.IllegalActionError` (a ``ValueError``;
+the step is :mod:`kc_sim.env.step`'s, through the batched env); :class:`KcEnv` can instead end
+the round as a loss, ``illegal="lose"``, which is what lets Gymnasium's checker step it with
+unmasked random actions.
+
+``gymnasium.make("kc_sim/KingsInTheCorner-v1", players=2, opponents="greedy")`` makes a
+:class:`KcEnv` (registered when this module is imported; the version is
+:data:`kc_sim.env.versions.ENV_VERSION`).
 
 Rewards (``reward=``), given on the step that ends a round:
 
@@ -41,9 +46,9 @@ Rewards (``reward=``), given on the step that ends a round:
   next step. Over a round the shaping sums to −Φ(the deal), a constant of the deal,
   so the best policy is the same as under ``"win"``; only the credit comes sooner.
 
-Observations (``observation=``): ``"planes"`` (default, :mod:`kc_sim.ui.obs_planes`, float32
+Observations (``observation=``): ``"planes"`` (default, :mod:`kc_sim.env.obs_planes`, float32
 1,575), ``"planes_opens"`` (the planes and what each action opens, float32 2,024) or
-``"vector"`` (:mod:`kc_sim.ui.obs_vector`, int8 143).
+``"vector"`` (:mod:`kc_sim.env.obs_vector`, int8 143).
 """
 
 from __future__ import annotations
@@ -56,29 +61,17 @@ from gymnasium.vector import AutoresetMode
 from kc_sim.core import layout as L
 from kc_sim.core.rng import derive
 from kc_sim.core.step import hand_penalty
+from kc_sim.env.batch import BatchEnv
+from kc_sim.env.spaces import observation_space
+from kc_sim.env.step import IllegalActionError
+from kc_sim.env.versions import GYM_ID
 from kc_sim.errors import UserError
 from kc_sim.play.registry import parse_agent_list
-from kc_sim.ui.batch import BatchEnv
-from kc_sim.ui.obs_planes import OBSERVATIONS, PLANES_OPENS_SIZE, PLANES_SIZE
-from kc_sim.ui.obs_vector import OBS_HIGH, OBS_LOW, OBS_SIZE
 
 __all__ = ["KcEnv", "KcVectorEnv", "REWARDS", "observation_space", "opponent_seats"]
 
 REWARDS = ("win", "margin", "penalty", "shaped")
 N_ACTIONS = L.N_ACTIONS
-
-
-def observation_space(observation: str) -> spaces.Box:
-    """The space of one observation of kind ``vector``, ``planes`` or ``planes_opens``."""
-    if observation == "planes":
-        return spaces.Box(0.0, 1.0, shape=(PLANES_SIZE,), dtype=np.float32)
-    if observation == "planes_opens":
-        low = np.zeros(PLANES_OPENS_SIZE, dtype=np.float32)
-        low[PLANES_SIZE:] = -1.0
-        return spaces.Box(low, 1.0, shape=(PLANES_OPENS_SIZE,), dtype=np.float32)
-    if observation == "vector":
-        return spaces.Box(OBS_LOW, OBS_HIGH, shape=(OBS_SIZE,), dtype=np.int8)
-    raise UserError(f"bad observation {observation!r}: expected {', '.join(OBSERVATIONS)}")
 
 
 def opponent_seats(opponents, players: int, seat: int) -> dict[int, str]:
@@ -232,15 +225,20 @@ class KcEnv(gymnasium.Env):
     def step(self, action):
         if self._over:
             raise UserError("the round is over: call reset()")
-        mask = self.vec.batch.out.legal_action_mask[0]
-        if self.illegal == "lose" and not (0 <= int(action) < N_ACTIONS and mask[int(action)]):
-            self._over = True
+        try:
+            obs, reward, terminated, _, info = self.vec.step(np.array([action], dtype=np.int64))
+        except IllegalActionError:
+            if self.illegal == "raise":
+                raise
+            self._over = True                 # nothing was stepped: the round ends here, lost
             obs = self.vec.batch.out.observation[0].copy()
             return obs, -1.0, True, False, {"action_mask": np.zeros(N_ACTIONS, dtype=bool), "illegal": True}
-        obs, reward, terminated, _, info = self.vec.step(np.array([action], dtype=np.int64))
         self._over = bool(terminated[0])
         return obs[0], float(reward[0]), self._over, False, {"action_mask": info["action_mask"][0]}
 
     def action_masks(self) -> np.ndarray:
         """bool[449]: the legal actions now (sb3-contrib's hook)."""
         return self.vec.action_masks()[0]
+
+
+gymnasium.register(id=GYM_ID, entry_point=KcEnv)

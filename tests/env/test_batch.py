@@ -10,11 +10,11 @@ from kc_sim.core import layout as L
 from kc_sim.core import loop
 from kc_sim.core.legal import legal_mask
 from kc_sim.core.rng import derive
+from kc_sim.env.aec import raw_env
+from kc_sim.env.batch import BatchEnv
 from kc_sim.errors import UserError
 from kc_sim.play.registry import load_agent
 from kc_sim.play.runner import play_rounds
-from kc_sim.ui.batch import BatchEnv
-from kc_sim.ui.env import raw_env
 
 PY_AGENT = "agents.examples.my_python_agent:CautiousShedder"
 

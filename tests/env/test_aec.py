@@ -8,9 +8,7 @@ import pytest
 from pettingzoo.test import api_test, seed_test  # noqa: E402
 
 from kc_sim.core.rng import derive  # noqa: E402
-from kc_sim.play.game import IllegalActionError  # noqa: E402
-from kc_sim.play.runner import record_round  # noqa: E402
-from kc_sim.ui.env import (
+from kc_sim.env.aec import (
     # noqa: E402
     OBS_HIGH,
     OBS_LOW,
@@ -21,6 +19,8 @@ from kc_sim.ui.env import (
     raw_env,
     split_observation,
 )
+from kc_sim.play.game import IllegalActionError  # noqa: E402
+from kc_sim.play.runner import record_round  # noqa: E402
 
 CASES = [
     (2, "classic"),
@@ -127,8 +127,8 @@ def test_observation_holds_what_the_seat_sees():
 
 def test_observation_hides_other_hands_and_the_stock_order():
     """Two rounds that differ only in the other hands and the stock look the same to seat 0."""
+    from kc_sim.env.obs_vector import fill_observation as _fill_observation
     from kc_sim.play.game import Game
-    from kc_sim.ui.obs_vector import fill_observation as _fill_observation
 
     hands = [["KS", "QD", "2C", "7H", "9S", "AD", "4C"], ["3C", "5D", "6H", "8S", "JC", "TD", "2H"]]
     piles = [["8C"], ["9D"], ["4H"], ["KH"]]
@@ -225,7 +225,7 @@ def test_options_deal_a_given_round():
 
 def test_docs_example_random_vs_greedy():
     """The random-vs-greedy example of the README."""
-    from kc_sim.ui.env import env as make_env
+    from kc_sim.env.aec import env as make_env
 
     e = make_env(players=2, rules="classic")
     policies = {"player_0": policy_from_agent("random"), "player_1": policy_from_agent("greedy")}

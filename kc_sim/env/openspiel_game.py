@@ -1,8 +1,8 @@
 """Kings in the Corner as an OpenSpiel (pyspiel) Python game (needs ``pip install open-spiel``).
 
     import pyspiel
-    import kc_sim.ui.openspiel_game                      # registers the game
-    game = pyspiel.load_game("python_kings_in_the_corner(players=3,rules=draw_first)")
+    import kc_sim.env.openspiel_game                      # registers the game
+    game = pyspiel.load_game("python_kings_in_the_corner_v1(players=3,rules=draw_first)")
     state = game.new_initial_state()                     # a chance node: the deal
     state.apply_action(7)                                # deal round seed 7 (first_seed + 7)
     while not state.is_terminal():
@@ -38,7 +38,7 @@ Information
     are hidden. The information state string (perfect recall) is the round header, the
     player's dealt hand and the layout, then every action with the cards drawn after it
     (``+1:7H`` for the observer's own draws, ``+2:?`` for another seat's). The observation
-    string and tensor hold the current position only (:mod:`kc_sim.ui.obs_planes`: 1,575
+    string and tensor hold the current position only (:mod:`kc_sim.env.obs_planes`: 1,575
     values); the information state tensor adds, per relative seat, the cards that seat
     has placed from its hand (8 x 52 values).
 
@@ -56,19 +56,27 @@ import numpy as np
 import pyspiel
 
 from kc_sim.core import layout as L
-from kc_sim.core.step import add_to_hand
+from kc_sim.env.obs_planes import PLANES_SIZE, planes_from_vector
+from kc_sim.env.obs_vector import OBS_SIZE, fill_observation
+from kc_sim.env.step import (
+    I_DRAWER,
+    I_DRAWN,
+    ILLEGAL,
+    INFO_SIZE,
+    IllegalActionError,
+    env_step,
+)
+from kc_sim.env.versions import OPENSPIEL_NAME
 from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text
 from kc_sim.game.cards import N_CARDS, PILES, card_text, hand_text
 from kc_sim.game.rules import RuleSet, parse_rules
-from kc_sim.play.game import Game
-from kc_sim.ui.obs_planes import PLANES_SIZE, planes_from_vector
-from kc_sim.ui.obs_vector import OBS_SIZE, fill_observation
+from kc_sim.play.game import Game, why_illegal
 
 __all__ = ["GAME_NAME", "GAME_TYPE", "KingsInTheCornerGame", "KingsInTheCornerState", "load", "rules_param",
            "state_from_view"]
 
-GAME_NAME = "python_kings_in_the_corner"
+GAME_NAME = OPENSPIEL_NAME
 DEFAULT_SEEDS = 1 << 16
 CHANCE_OPEN = -1          # the action of the event "the first turn opens" (its draw under draw=start)
 ACTION_TEXT = tuple(action_text(a) for a in range(L.N_ACTIONS))
@@ -110,11 +118,6 @@ def max_game_length(players: int, decks: int) -> int:
     return 1 + placements + moves + turns
 
 
-def _max_penalty(rules: RuleSet) -> int:
-    per_deck = 88 if rules.scoring == "kings10" else 4 * (sum(range(1, 11)) + 30)
-    return per_deck * rules.decks
-
-
 GAME_TYPE = pyspiel.GameType(
     short_name=GAME_NAME,
     long_name="Kings in the Corner (kc-sim)",
@@ -153,7 +156,7 @@ class KingsInTheCornerGame(pyspiel.Game):
             num_distinct_actions=L.N_ACTIONS,
             max_chance_outcomes=self.seeds,
             num_players=players,
-            min_utility=-float(_max_penalty(self.rules)),
+            min_utility=-float(self.rules.max_penalty),
             max_utility=0.0,
             utility_sum=None,
             max_game_length=max_game_length(players, self.rules.decks),
@@ -218,6 +221,8 @@ class KingsInTheCornerState(pyspiel.State):
     def __init__(self, game):
         super().__init__(game)
         self._r = None
+        self._rewards = np.zeros(L.MAX_SEATS, dtype=np.float64)   # env_step's scratch (returns() reads the game)
+        self._info = np.zeros(INFO_SIZE, dtype=np.int64)
 
     # --- the kc-sim side ------------------------------------------------------------------
     @property
@@ -268,16 +273,13 @@ class KingsInTheCornerState(pyspiel.State):
             return
         r = self._r
         g = r.game
-        st = g.state
         seat = g.seat
-        pos = int(st[L.STOCK_POS])
-        sizes = st[L.HAND_N:L.HAND_N + g.players].copy()
-        g.play(int(action))
+        info = self._info
+        if env_step(g.state, int(action), self._rewards, info) == ILLEGAL:
+            raise IllegalActionError(f"illegal action {action} for seat {seat}: {why_illegal(g, int(action))}")
         gains = ()
-        if st[L.STOCK_POS] > pos:                 # one draw at most per action (after a stop)
-            card = int(st[L.STOCK + pos])
-            drawer = int(np.flatnonzero(st[L.HAND_N:L.HAND_N + g.players] > sizes)[0])
-            gains = ((drawer, card),)
+        if info[I_DRAWER] >= 0:                   # one draw at most per action (around a stop)
+            gains = ((int(info[I_DRAWER]), int(info[I_DRAWN])),)
         if action < L.MOVE_BASE:
             r.played[seat, action >> 3] += 1
         r.events.append((seat, int(action), gains))
@@ -364,12 +366,7 @@ class KingsInTheCornerState(pyspiel.State):
         for s in others:
             new[s] = pool[k:k + len(old[s])]
             k += len(old[s])
-            st[L.HAND + 2 * s] = 0
-            st[L.HAND + 2 * s + 1] = 0
-            st[L.HAND_N + s] = 0
-            for c in new[s]:
-                add_to_hand(st, s, c)
-        st[L.STOCK + pos:L.STOCK + n] = pool[k:]
+        g.redeal_hidden(new, pool[k:])
         _relabel(r, old, new)
         return clone
 
@@ -412,7 +409,7 @@ class _Observer:
     """OpenSpiel's PyObserver interface: ``tensor``/``dict`` filled by ``set_from``, text by ``string_from``.
 
     The observation (``perfect_recall=False``) is the 1,575-value encoding of
-    :mod:`kc_sim.ui.obs_planes`; the information state adds ``played``: how many copies of
+    :mod:`kc_sim.env.obs_planes`; the information state adds ``played``: how many copies of
     each card each relative seat has placed from its hand (8 x 52)."""
 
     def __init__(self, game: KingsInTheCornerGame, iig_obs_type):
@@ -484,16 +481,8 @@ def state_from_view(game: KingsInTheCornerGame, view, idle: int = 0, rng: random
     stock = hidden[k:]
     if len(stock) != view.stock_size:
         raise UserError(f"inconsistent view: {len(stock)} unseen cards left for a stock of {view.stock_size}")
-    # an empty stock while the position is laid out, so opening the turn draws nothing;
-    # then the stock and the turn so far are written in
-    g = Game.from_position(hands, [list(p) for p in view.piles], [], dealer=(seat - 1) % players, rules=game.rules)
-    st = g.state
-    st[L.STOCK:L.STOCK + len(stock)] = stock
-    st[L.STOCK_POS] = 0
-    st[L.STOCK_LEN] = len(stock)
-    st[L.TURN_ACTIONS] = view.turn_actions
-    st[L.DREW] = -1 if view.drew is None else view.drew
-    st[L.IDLE] = idle
+    g = Game.mid_turn(hands, [list(p) for p in view.piles], stock, seat, game.rules,
+                      turn_actions=view.turn_actions, drew=view.drew, idle=idle)
     state = game.new_initial_state()
     r = _Round()
     r.game, r.seed = g, -1

@@ -1,7 +1,7 @@
 """The observation vector of kc-sim's environments (the PettingZoo AEC env in
-:mod:`kc_sim.ui.env` and the batched env in :mod:`kc_sim.ui.batch`): 143 int8 holding
+:mod:`kc_sim.env.aec` and the batched env in :mod:`kc_sim.env.batch`): 143 int8 holding
 what one seat may see, seats counted relative to it. The layout table is in
-:mod:`kc_sim.ui.env`'s docstring and docs/environments.md. No PettingZoo needed here.
+:mod:`kc_sim.env.aec`'s docstring and docs/environments.md. No PettingZoo needed here.
 """
 
 from __future__ import annotations

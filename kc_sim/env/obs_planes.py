@@ -1,6 +1,6 @@
 """A learnable encoding of the observation: 0/1 planes and scaled counts, float32.
 
-The 143-value observation (:mod:`kc_sim.ui.obs_vector`) holds card *ids* (a pile's top
+The 143-value observation (:mod:`kc_sim.env.obs_vector`) holds card *ids* (a pile's top
 and base, the card drawn), which a neural network cannot use as categories. This encoding
 makes each of them one-hot, says what fits where, and scales the counts to [0, 1]. It is
 computed from the observation vector and the rule switches alone, so it shows nothing the
@@ -50,16 +50,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from kc_sim.game.cards import FITS_ON, KINGS_MASK, N_CARDS, NON_KINGS_MASK
-from kc_sim.game.variants import (
-    R_DECKS,
-    R_DRAW,
-    R_KING_ON_EMPTY_SIDE,
-    R_LAYOUT_KINGS,
-    R_MUST_PLAY_KINGS,
-    R_SCORING,
-)
-from kc_sim.ui.obs_vector import (
+from kc_sim.env.obs_vector import (
     O_BASE,
     O_DEALER,
     O_DREW,
@@ -73,6 +64,15 @@ from kc_sim.ui.obs_vector import (
     O_TOP,
     O_TURN_ACTIONS,
     OBS_SIZE,
+)
+from kc_sim.game.cards import FITS_ON, KINGS_MASK, N_CARDS, NON_KINGS_MASK
+from kc_sim.game.variants import (
+    R_DECKS,
+    R_DRAW,
+    R_KING_ON_EMPTY_SIDE,
+    R_LAYOUT_KINGS,
+    R_MUST_PLAY_KINGS,
+    R_SCORING,
 )
 
 _SIZES = (("hand", 52), ("hand2", 52), ("table", 52), ("table2", 52), ("top", 8 * 52), ("base", 8 * 52),

@@ -1,7 +1,7 @@
 """A batched compiled environment: B rounds stepped together, one compiled call per step
 (in the manner of pgx / EnvPool).
 
-    from kc_sim.ui.batch import BatchEnv
+    from kc_sim.env.batch import BatchEnv
 
     env = BatchEnv(1024, players=2, rules="classic", opponents={1: "greedy"})
     out = env.reset(seeds)                 # int64[B] round seeds (or one int)
@@ -10,7 +10,7 @@
 
 ``BatchEnv(batch_size, players=2, rules="classic", opponents=None, auto_reset=True,
 observation="vector")``; ``observation="planes"`` gives the learnable encoding of
-:mod:`kc_sim.ui.obs_planes` (float32[B, 1575]) instead of the 143-value vector, and
+:mod:`kc_sim.env.obs_planes` (float32[B, 1575]) instead of the 143-value vector, and
 ``"planes_opens"`` that encoding with what each action opens (float32[B, 2024]).
 ``opponents`` maps seats to compiled kc-sim agents (``{1: "greedy"}``): they play inside
 the compiled call, after each learner action, until a learner seat must act or the round
@@ -18,7 +18,7 @@ ends. The other seats are learners; ``step`` takes their actions.
 
 Arrays (``env.out``, preallocated: ``reset`` and ``step`` overwrite and return them; copy to keep)
     ``current_player`` int64[B]: learner seat to act, -1 in a finished round (no auto-reset);
-    ``observation`` int8[B, 143]: the AEC env's layout (:mod:`kc_sim.ui.obs_vector`) for that seat (for the last
+    ``observation`` int8[B, 143]: the AEC env's layout (:mod:`kc_sim.env.obs_vector`) for that seat (for the last
     learner seat to act once the round is over); ``legal_action_mask`` int8[B, 449] (zeros
     once over); ``rewards`` float32[B, players]: minus each seat's penalty on the step that
     ends a round, else 0; ``terminated`` bool[B]: true on that step. ``state`` int64[B,
@@ -44,7 +44,7 @@ Actions
     random legal action per env from per-env generators (reseeded as ``derive(rng_seed, i)``
     when a seed is given).
 
-The observation is :mod:`kc_sim.ui.obs_vector`'s (no PettingZoo needed).
+The observation is :mod:`kc_sim.env.obs_vector`'s (no PettingZoo needed).
 """
 
 from __future__ import annotations
@@ -64,7 +64,6 @@ from kc_sim.core.legal import (
     count_moves,
     hand_mask,
     is_legal,
-    legal_mask,
     nth_play,
     place_mask,
     stop_legal,
@@ -72,12 +71,13 @@ from kc_sim.core.legal import (
 from kc_sim.core.loop import MAX_DECISIONS, POLICIES_TYPE, first_dealer, seed_policies
 from kc_sim.core.policy import MEM_SIZE, compiled_policy, compiling
 from kc_sim.core.rng import below, derive
-from kc_sim.core.step import apply, deal
+from kc_sim.core.step import deal
+from kc_sim.env.obs_planes import OBSERVATIONS, SIZES, planes_opens_rows, planes_rows
+from kc_sim.env.obs_vector import OBS_SIZE
+from kc_sim.env.step import INFO_SIZE, STEPPED, IllegalActionError, env_step, observe
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.registry import load_agent
-from kc_sim.ui.obs_planes import OBSERVATIONS, SIZES, planes_opens_rows, planes_rows
-from kc_sim.ui.obs_vector import OBS_SIZE, fill_observation
 
 __all__ = ["BatchEnv", "BatchOutput"]
 
@@ -123,22 +123,21 @@ def _box_policies(policies):
 
 @nb.njit(cache=True, inline="always")
 def _write(i, st, last, cur, obs, mask):
-    """Env i's current player, observation and mask."""
+    """Env i's current player, observation and mask (those of the last learner seat to act
+    once the round is over)."""
     if st[L.DONE]:
         cur[i] = -1
-        fill_observation(st, last[i], obs[i])
-        mask[i, :] = 0
     else:
         cur[i] = st[L.SEAT]
         last[i] = st[L.SEAT]
-        fill_observation(st, st[L.SEAT], obs[i])
-        legal_mask(st, mask[i])          # the core's one enumerator, into an int8 row
+    observe(st, last[i], obs[i], mask[i])
 
 
 @nb.njit(cache=True, inline="always")
-def _opponents(st, m, policies, learner, opp_status, i):
+def _opponents(st, m, policies, learner, opp_status, i, r, info):
     """Play the opponent seats of round ``st`` (memories ``m``) until a learner seat must
-    act or the round ends. False (and ``opp_status`` row i written) on a bad opponent."""
+    act or the round ends (its rewards then in ``r``). False (and ``opp_status`` row i
+    written) on a bad opponent."""
     for _ in range(MAX_DECISIONS):
         if st[L.DONE]:
             return True
@@ -146,12 +145,11 @@ def _opponents(st, m, policies, learner, opp_status, i):
         if learner[seat]:
             return True
         a = policies.policies[seat](st, seat, m[seat])
-        if not is_legal(st, a):
+        if env_step(st, a, r, info) != STEPPED:
             opp_status[i, 0] = _OPP_ILLEGAL
             opp_status[i, 1] = seat
             opp_status[i, 2] = a
             return False
-        apply(st, a)
     opp_status[i, 0] = _OPP_TOO_LONG
     opp_status[i, 1] = st[L.SEAT]
     opp_status[i, 2] = -1
@@ -160,12 +158,12 @@ def _opponents(st, m, policies, learner, opp_status, i):
 
 @nb.njit(cache=True, inline="always")
 def _settle(i, st, m, fresh, seeds, episodes, round_seeds, skipped, policies, learner, players, rules,
-            auto_reset, rew, term, opp_status):
-    """After a deal (``fresh``) or a learner action: let the opponents play; score a finished
-    round and, with auto-reset, deal env i's next one (a round over before any learner
-    action is only counted in ``skipped``). False on a bad opponent."""
+            auto_reset, rew, term, opp_status, r, info):
+    """After a deal (``fresh``) or a learner action (its rewards in ``r``): let the opponents
+    play; report a finished round's rewards and, with auto-reset, deal env i's next one (a
+    round over before any learner action is only counted in ``skipped``). False on a bad opponent."""
     for _ in range(MAX_DECISIONS):
-        if not _opponents(st, m, policies, learner, opp_status, i):
+        if not _opponents(st, m, policies, learner, opp_status, i, r, info):
             return False
         if not st[L.DONE]:
             return True
@@ -174,7 +172,7 @@ def _settle(i, st, m, fresh, seeds, episodes, round_seeds, skipped, policies, le
         else:
             term[i] = True
             for s in range(players):
-                rew[i, s] = -np.float32(st[L.PENALTY + s])
+                rew[i, s] = r[s]
         if not auto_reset:
             return True
         episodes[i] += 1
@@ -189,6 +187,8 @@ def _settle(i, st, m, fresh, seeds, episodes, round_seeds, skipped, policies, le
 def _reset_kernel(states, mem, seeds, episodes, round_seeds, skipped, last, policies, learner, players, rules,
                   auto_reset, cur, obs, mask, rew, term, opp_status):
     """Deal every env's round 0 from ``seeds``; returns OK or -(2 + i) for a bad opponent in env i."""
+    r = np.zeros(L.MAX_SEATS, dtype=np.float32)
+    info = np.zeros(INFO_SIZE, dtype=np.int64)
     for i in range(states.shape[0]):
         st = states[i]
         m = mem[i]
@@ -207,7 +207,7 @@ def _reset_kernel(states, mem, seeds, episodes, round_seeds, skipped, last, poli
                 last[i] = k
                 break
         if not _settle(i, st, m, True, seeds, episodes, round_seeds, skipped, policies, learner, players, rules,
-                       auto_reset, rew, term, opp_status):
+                       auto_reset, rew, term, opp_status, r, info):
             return -(2 + i)
         _write(i, st, last, cur, obs, mask)
     return OK
@@ -218,20 +218,21 @@ def _step_kernel(states, mem, actions, seeds, episodes, round_seeds, skipped, la
     """Check every action, then step every env. Returns OK, i >= 0 for an illegal action
     in env i (nothing stepped), or -(2 + i) for a bad opponent in env i."""
     n = states.shape[0]
-    for i in range(n):
-        st = states[i]
+    r = np.zeros(L.MAX_SEATS, dtype=np.float32)
+    info = np.zeros(INFO_SIZE, dtype=np.int64)
+    for i in range(n):                    # all or nothing: env_step would refuse an illegal action
+        st = states[i]                    # after the envs before it were stepped
         if not st[L.DONE] and not is_legal(st, actions[i]):
             return i
     for i in range(n):
         st = states[i]
         rew[i, :] = 0
-        if st[L.DONE]:                    # over, no auto-reset: frozen
+        if env_step(st, actions[i], r, info) != STEPPED:    # over, no auto-reset: frozen
             term[i] = True
             continue
         term[i] = False
-        apply(st, actions[i])
         if not _settle(i, st, mem[i], False, seeds, episodes, round_seeds, skipped, policies, learner, players,
-                       rules, auto_reset, rew, term, opp_status):
+                       rules, auto_reset, rew, term, opp_status, r, info):
             return -(2 + i)
         _write(i, st, last, cur, obs, mask)
     return OK
@@ -415,8 +416,8 @@ class BatchEnv:
         self._encode()
         if r >= 0:
             seat = int(self.state[r, L.SEAT])
-            raise ValueError(f"illegal action {int(a[r])} in env {r} (seat {seat} to act); "
-                             "no env was stepped")
+            raise IllegalActionError(f"illegal action {int(a[r])} in env {r} (seat {seat} to act); "
+                                     "no env was stepped")
         self._check_opponent(r)
         return o
 

@@ -1,0 +1,323 @@
+"""A trained action-scoring network evaluated in compiled code, and as a kc-sim compiled policy.
+
+The network scores each legal action from the features of :mod:`kc_sim.env.obs_actions`:
+
+    hc = ctx @ Wc                              once per decision (ctx holds a bias feature)
+    h1 = relu(hc + x_a @ Wa)                   per legal action a, x_a its features
+    h2 = relu(h1 @ W2 + b2)                    if the net has a second hidden layer (H2 > 0)
+    q_a = h @ w_out + b_out                    h the last hidden layer
+
+and the policy plays the action of highest ``q`` (the first in the order of
+:func:`kc_sim.env.obs_actions.legal_actions` among equals). A decision with nothing to place or
+move is a stop, with no network evaluation. The cost is about ``(F_ACT + H2) x H1``
+multiply-adds per legal action: a few thousand per decision for ``H1 = 32``.
+
+Parameters are one flat float32 vector (:func:`param_size`, :func:`unpack`):
+``[H1, H2, Wc (F_CTX x H1), Wa (F_ACT x H1), W2 (H1 x H2), b2 (H2), w_out (H), b_out]``, the
+matrices row-major (input rows), so the torch model (:mod:`kc_sim.learn.dmc`) and this code
+read the same numbers.
+
+**As a kc-sim policy.** A compiled policy has the fixed signature ``policy(state, seat, mem)``
+(``kc_sim.core.policy.POLICY_SIG``), so it cannot take the weights as an argument; compiling the
+weights in as constants would cost a compile per model and could not be cached. Instead the
+weights are data in one of ``N_SLOTS`` process-wide slots: a table of (address, length) that
+compiled code reaches through one external symbol (registered with llvmlite when this module is
+imported, so numba's disk cache stays valid in every process), and ``slot_policy(k)`` is the
+compiled policy that plays the weights in slot ``k``. :func:`load_slot` puts a parameter
+vector in a slot (keeping the array alive). One compile serves every model.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import llvmlite.binding as llvm
+import numba as nb
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core.extending import intrinsic
+
+from kc_sim.core import layout as L
+from kc_sim.core.bits import lowest, popcount
+from kc_sim.core.legal import move_mask, place_mask, stop_legal
+from kc_sim.core.policy import POLICY_SIG, compiling
+from kc_sim.env.obs_actions import (
+    F_ACT,
+    F_CTX,
+    WS_SIZE,
+    action_features,
+    begin_decision,
+    legal_actions,
+)
+from kc_sim.errors import UserError
+
+__all__ = ["N_SLOTS", "TRAINING_SLOT", "param_size", "unpack", "scores", "forward_rows", "net_act", "load_slot", "slot_policy",
+           "slot_params"]
+
+#: parameter vectors held at once per process (distinct models in one tournament)
+N_SLOTS = 16
+#: the slot kept for a network under training (its evaluations load it again and again);
+#: models loaded by name take the others
+TRAINING_SLOT = N_SLOTS - 1
+_SYMBOL = "kc_sim_net_policy_slots"
+#: slot k: (address of its float32 parameters, their number); 0 when empty
+_TABLE = np.zeros(2 * N_SLOTS, dtype=np.int64)
+llvm.add_symbol(_SYMBOL, _TABLE.ctypes.data)
+_held: dict[int, np.ndarray] = {}
+_lock = threading.Lock()
+
+
+def param_size(h1: int, h2: int = 0) -> int:
+    """Length of the parameter vector of a net with hidden sizes ``h1`` and ``h2`` (0: one layer)."""
+    h = h2 if h2 else h1
+    return 2 + F_CTX * h1 + F_ACT * h1 + h1 * h2 + h2 + h + 1
+
+
+def unpack(params: np.ndarray) -> dict:
+    """The named arrays of a parameter vector (views): ``Wc``, ``Wa``, ``W2``, ``b2``, ``w_out``, ``b_out``."""
+    h1, h2 = int(params[0]), int(params[1])
+    h = h2 if h2 else h1
+    out, at = {}, 2
+    for name, shape in (("Wc", (F_CTX, h1)), ("Wa", (F_ACT, h1)), ("W2", (h1, h2)), ("b2", (h2,)), ("w_out", (h,)),
+                        ("b_out", (1,))):
+        n = int(np.prod(shape))
+        out[name] = params[at:at + n].reshape(shape)
+        at += n
+    return out
+
+
+# --- the forward pass ---------------------------------------------------------------------------
+
+@nb.njit(cache=True, inline="always")
+def _context(params, ctx, hc):
+    """hc = ctx @ Wc (H1 values)."""
+    h1 = np.int64(params[0])
+    for j in range(h1):
+        hc[j] = 0.0
+    for k in range(F_CTX):
+        v = ctx[k]
+        if v != 0.0:
+            row = 2 + k * h1
+            for j in range(h1):
+                hc[j] += v * params[row + j]
+
+
+@nb.njit(cache=True, inline="always")
+def _dot_relu(params, at, v, n):
+    """sum_j relu(v[j]) * params[at + j] over j < n, in four running sums added in a fixed
+    order (one long chain of dependent adds would wait on each add; the order stays the same
+    on every machine)."""
+    q0 = q1 = q2 = q3 = np.float32(0.0)
+    j = 0
+    while j + 4 <= n:
+        q0 += max(v[j], np.float32(0.0)) * params[at + j]
+        q1 += max(v[j + 1], np.float32(0.0)) * params[at + j + 1]
+        q2 += max(v[j + 2], np.float32(0.0)) * params[at + j + 2]
+        q3 += max(v[j + 3], np.float32(0.0)) * params[at + j + 3]
+        j += 4
+    while j < n:
+        q0 += max(v[j], np.float32(0.0)) * params[at + j]
+        j += 1
+    return (q0 + q1) + (q2 + q3)
+
+
+@nb.njit(cache=True, inline="always")
+def _score(params, hc, x, h, g):
+    """q of one action with features ``x``, given the decision's ``hc`` (scratch ``h``, ``g``)."""
+    h1 = np.int64(params[0])
+    h2 = np.int64(params[1])
+    wa = 2 + F_CTX * h1
+    for j in range(h1):
+        h[j] = hc[j]
+    for k in range(F_ACT):
+        v = x[k]
+        if v != 0.0:
+            row = wa + k * h1
+            for j in range(h1):
+                h[j] += v * params[row + j]
+    at = wa + F_ACT * h1
+    if h2 > 0:
+        b2 = at + h1 * h2
+        for j in range(h2):
+            g[j] = params[b2 + j]
+        for i in range(h1):
+            v = h[i]
+            if v > 0.0:
+                row = at + i * h2
+                for j in range(h2):
+                    g[j] += v * params[row + j]
+        wo = b2 + h2
+        return params[wo + h2] + _dot_relu(params, wo, g, h2)
+    return params[at + h1] + _dot_relu(params, at, h, h1)
+
+
+@nb.njit(cache=True)
+def forward_rows(params, ctx, x, q):
+    """q[i] of action rows ``x`` (float32[n, F_ACT]) in decisions ``ctx`` (float32[n, F_CTX], one
+    row per action): the compiled forward pass on given inputs (tests hold it to torch's)."""
+    h1 = np.int64(params[0])
+    hm = max(h1, np.int64(params[1]))
+    hc = np.empty(h1, np.float32)
+    h = np.empty(h1, np.float32)
+    g = np.empty(hm, np.float32)
+    for i in range(x.shape[0]):
+        _context(params, ctx[i], hc)
+        q[i] = _score(params, hc, x[i], h, g)
+
+
+@nb.njit(cache=True)
+def scores(st, seat, params, ws, ctx, acts, xs, q):
+    """Features and scores of every legal action of ``seat`` (the seat to act): the context into
+    ``ctx``, the actions into ``acts``, their features into the rows of ``xs`` (float32[>= n,
+    F_ACT]) and scores into ``q``; returns their number n."""
+    n = legal_actions(st, seat, acts)
+    plays = n - 1 if n > 0 and acts[n - 1] == L.STOP else n
+    begin_decision(st, seat, plays, ws, ctx)
+    h1 = np.int64(params[0])
+    hm = max(h1, np.int64(params[1]))
+    hc = np.empty(h1, np.float32)
+    h = np.empty(h1, np.float32)
+    g = np.empty(hm, np.float32)
+    _context(params, ctx, hc)
+    for i in range(n):
+        action_features(acts[i], ws, xs[i])
+        q[i] = _score(params, hc, xs[i], h, g)
+    return n
+
+
+@nb.njit(cache=True)
+def net_act(st, seat, params, ws):
+    """The policy: the legal action of highest score, or stop when nothing can be placed or
+    moved. ``ws``: an int64 workspace of at least ``WS_SIZE``."""
+    hand = st[L.HAND + 2 * seat]
+    plays = 0
+    for p in range(L.N_PILES):
+        plays += popcount(place_mask(st, hand, p))
+    mm = move_mask(st)
+    plays += popcount(mm)
+    if plays == 0:
+        return L.STOP
+    h1 = np.int64(params[0])
+    hm = max(h1, np.int64(params[1]))
+    buf = np.empty(F_CTX + F_ACT + 2 * h1 + hm, np.float32)
+    ctx = buf[:F_CTX]
+    x = buf[F_CTX:F_CTX + F_ACT]
+    hc = buf[F_CTX + F_ACT:F_CTX + F_ACT + h1]
+    h = buf[F_CTX + F_ACT + h1:F_CTX + F_ACT + 2 * h1]
+    g = buf[F_CTX + F_ACT + 2 * h1:]
+    begin_decision(st, seat, plays, ws, ctx)
+    _context(params, ctx, hc)
+    best = L.STOP
+    top = -np.inf
+    for p in range(L.N_PILES):
+        m = place_mask(st, hand, p)
+        while m:
+            a = lowest(m) * 8 + p
+            m &= m - 1
+            action_features(a, ws, x)
+            q = _score(params, hc, x, h, g)
+            if q > top:
+                top, best = q, a
+    while mm:
+        a = L.MOVE_BASE + lowest(mm)
+        mm &= mm - 1
+        action_features(a, ws, x)
+        q = _score(params, hc, x, h, g)
+        if q > top:
+            top, best = q, a
+    if stop_legal(st):
+        action_features(L.STOP, ws, x)
+        q = _score(params, hc, x, h, g)
+        if q > top:
+            best = L.STOP
+    return best
+
+
+# --- the slots: weights as data behind a fixed policy signature -----------------------------------
+
+@intrinsic
+def _slot_word(typingctx, i):
+    """Word ``i`` of the slot table, read through the external symbol ``_SYMBOL``."""
+    def codegen(context, builder, sig, args):
+        mod = builder.module
+        gv = mod.globals.get(_SYMBOL)
+        if gv is None:
+            gv = ir.GlobalVariable(mod, ir.ArrayType(ir.IntType(64), 2 * N_SLOTS), name=_SYMBOL)
+            gv.linkage = "external"
+        return builder.load(builder.gep(gv, [ir.Constant(ir.IntType(32), 0), args[0]]))
+    return types.int64(types.int64), codegen
+
+
+@intrinsic
+def _f32_pointer(typingctx, address):
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], ir.PointerType(ir.FloatType()))
+    return types.CPointer(types.float32)(types.int64), codegen
+
+
+@nb.njit(cache=True)
+def slot_params(k):
+    """The parameter vector in slot ``k`` (a view of the array :func:`load_slot` keeps)."""
+    return nb.carray(_f32_pointer(_slot_word(2 * k)), (_slot_word(2 * k + 1),))
+
+
+_SLOT_ACT_SIG = types.int64(types.int64[::1], types.int64, types.int64[::1], types.int64)
+
+
+def _slot_act(st, seat, mem, k):
+    # mem[1:] is this seat's own scratch, zeroed every round: the features' workspace
+    return net_act(st, seat, slot_params(k), mem[1:1 + WS_SIZE])
+
+
+_compiled: dict = {}
+
+
+def _slot_act_compiled():
+    with _lock:
+        if "act" not in _compiled:
+            with compiling():
+                f = nb.njit(cache=True)(_slot_act)
+                f.compile(_SLOT_ACT_SIG)           # one signature: the slot number is never a literal
+                f.disable_compile()
+            _compiled["act"] = f
+    return _compiled["act"]
+
+
+def _make_slot_policy(k: int, act):
+    def net_slot_policy(st, seat, mem):
+        return act(st, seat, mem, k)
+    net_slot_policy.__doc__ = f"The network policy whose weights are in slot {k}."
+    with compiling():
+        return nb.njit(POLICY_SIG, cache=True)(net_slot_policy)
+
+
+def slot_policy(k: int):
+    """The compiled policy (``POLICY_SIG``) that plays the weights in slot ``k`` (compiled, or
+    loaded from numba's cache, on first use)."""
+    if not 0 <= k < N_SLOTS:
+        raise ValueError(f"no slot {k}: slots are 0 to {N_SLOTS - 1}")
+    act = _slot_act_compiled()
+    with _lock:
+        if k not in _compiled:
+            _compiled[k] = _make_slot_policy(k, act)
+        return _compiled[k]
+
+
+def load_slot(params: np.ndarray, k: int | None = None) -> int:
+    """Put the parameter vector ``params`` in slot ``k`` (default: the first free one) and
+    return it; the slot's policy plays these weights from the next decision on."""
+    params = np.ascontiguousarray(params, dtype=np.float32)
+    if params.ndim != 1 or params.size < 2 or param_size(int(params[0]), int(params[1])) != params.size:
+        raise UserError(f"bad network parameters: {params.size} values do not make a net of "
+                        f"{F_CTX} + {F_ACT} inputs")
+    with _lock:
+        if k is None:
+            free = [i for i in range(N_SLOTS) if i not in _held and i != TRAINING_SLOT]
+            if not free:
+                raise UserError(f"more than {N_SLOTS - 1} network models in one process")
+            k = free[0]
+        _held[k] = params                     # kept alive while the table points at it
+        _TABLE[2 * k] = params.ctypes.data
+        _TABLE[2 * k + 1] = params.size
+    return k

@@ -1,0 +1,1 @@
+"""Tests of kc_sim.env."""
