@@ -291,9 +291,11 @@ def _dask_client(jobs: int, scheduler: str | None):
         else:
             _quiet_trackers()
             with _sigint_ignored():      # the worker processes start with Ctrl-C ignored
-                # a worker that dies ends the run, as with loky (dask would retry its chunk elsewhere)
+                # a worker that dies ends the run, as with loky (dask would retry its chunk elsewhere);
+                # the scheduler's HTTP server on any free port: on 8787, taken by another cluster,
+                # dask warns on stderr and the error line would not be one line
                 cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.CRITICAL,
+                                       dashboard_address=":0", silence_logs=logging.CRITICAL,
                                        scheduler_kwargs={"allowed_failures": 0})
             client = Client(cluster)
         try:
