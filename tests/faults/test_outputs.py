@@ -160,6 +160,10 @@ def test_an_output_that_cannot_be_written_is_one_line(places, inputs, command, k
     out = where / command.split()[0]            # one output per command: a failed one leaves no trace for the next
     err = one_line_error(kc(*_args(OUTPUTS[command], inputs, out=out)))
     assert str(out) in err and any(s in err.lower() for s in SAYS[kind]), err
+    if kind == "fills up":      # written whole or not at all: no truncated page, no hidden half-file holding the space
+        assert not list(out.rglob("*.tmp")), list(out.rglob("*"))
+        if command in ("record", "replay --html", "report"):
+            assert not list(out.rglob("*.*")), list(out.rglob("*"))
 
 
 @pytest.mark.parametrize("command", [["check", "{rec}"], ["agents"], ["replay", "{rec}", "--no-pause"],

@@ -110,12 +110,13 @@ def test_a_foreign_part_in_a_finished_run_is_named(copy, reference, capsys):
     _readers_refuse(copy, capsys, "rounds/part-00099.parquet is not part of this run")
 
 
-@pytest.mark.parametrize("how", ["garbage", "cut", "not-a-manifest", "gone"])
+@pytest.mark.parametrize("how", ["garbage", "cut", "not-a-manifest", "nested", "gone"])
 def test_a_damaged_manifest_is_refused_by_readers_and_rebuilt_by_a_rerun(how, copy, reference, capsys):
     path = copy / R.MANIFEST_FILE
     text = path.read_text()
     {"garbage": lambda: path.write_bytes(b"\x00\xff{{{"), "cut": lambda: path.write_text(text[: len(text) // 2]),
-     "not-a-manifest": lambda: path.write_text("[1, 2, 3]"), "gone": path.unlink}[how]()
+     "not-a-manifest": lambda: path.write_text("[1, 2, 3]"),
+     "nested": lambda: path.write_text("[" * 100_000 + "]" * 100_000), "gone": path.unlink}[how]()
     _readers_refuse(copy, capsys, "manifest.json" if how == "gone" else "manifest.json is damaged")
     _flip(copy / R.ROUNDS_DIR / R.part_name(2))            # and a part damaged meanwhile: found by its checksums
     res = run_tournament(**RUN, out=copy)
