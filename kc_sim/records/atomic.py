@@ -6,7 +6,8 @@ written under a hidden temporary name in its own folder (``.NAME.PID.tmp``) and 
 an exception) the temporary is removed. So a failed command leaves the previous file, or
 none, never a truncated page that a browser would show broken, and no hidden file holding
 the space a full disk needs back. ``kc_sim.cli.root`` names such a temporary by its output
-in the one-line error."""
+in the one-line error. A device or a pipe given as the output (``-o /dev/stdout``) is
+written in place, and a symbolic link's target is replaced, not the link."""
 
 from __future__ import annotations
 
@@ -20,9 +21,17 @@ def atomic_file(path, mode: str = "w"):
     """Open ``path`` for writing (``mode`` "w" for UTF-8 text, "wb" for bytes) under a hidden
     temporary name; rename it into place when the block ends without an error."""
     path = Path(path)
+    text = {} if "b" in mode else {"encoding": "utf-8"}
+    if path.exists() and not path.is_file():
+        # a device or a pipe (/dev/stdout, /dev/full, a FIFO): written in place, never replaced by a file
+        with open(path, mode, **text) as f:
+            yield f
+        return
+    if path.is_symlink():                   # the file it points to is replaced, the link kept
+        path = path.resolve()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+        with open(tmp, mode, **text) as f:
             yield f
         os.replace(tmp, path)
     finally:
