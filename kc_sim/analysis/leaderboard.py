@@ -54,6 +54,7 @@ from matplotlib.figure import Figure
 
 from kc_sim.analysis import metagame, scan
 from kc_sim.errors import UserError
+from kc_sim.records.atomic import atomic_file
 from kc_sim.stats import Z95, rate_from_sums, z_of
 from kc_sim.tournament import results
 from kc_sim.tournament.results import agent_codes, seats_of
@@ -639,7 +640,6 @@ def plot_leaderboard(df, path) -> Path:
     ax.set_xlabel("rating (Elo scale, mean agent 0), 95% interval")
     ax.set_title("kc-sim leaderboard (Bradley-Terry on lower penalty)")
     fig.tight_layout()
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, format="png", dpi=110)
-    tmp.replace(path)
+    with atomic_file(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=110)
     return path

@@ -53,6 +53,7 @@ from kc_sim.analysis.run_stats import RunStats
 from kc_sim.analysis.scan import load_stats
 from kc_sim.analysis.text import fmt_num, fmt_pct
 from kc_sim.play.names import base_label
+from kc_sim.records.atomic import atomic_file
 
 FIGURES_DIR = "figures"
 DPI = 110
@@ -83,9 +84,8 @@ def _finish(fig, data: RunStats, title: str, name: str, out_dir) -> Path:
     out_dir = Path(out_dir) if out_dir is not None else data.path / FIGURES_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / FIGURES[name]
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, format="png", dpi=DPI)
-    tmp.replace(path)
+    with atomic_file(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=DPI)
     return path
 
 

@@ -59,6 +59,7 @@ from kc_sim.analysis.scan import load_stats
 from kc_sim.analysis.text import fmt_num, fmt_pct, fmt_pp, fmt_signed
 from kc_sim.errors import UserError
 from kc_sim.play.names import base_label
+from kc_sim.records.atomic import write_text_atomic
 
 REPORT_FILE = "report.html"
 #: line-ups with sample replays in the report (the widest ranges between seatings)
@@ -686,7 +687,4 @@ def write_report(run_dir, out=None, *, bootstrap: int | None = None, replays: in
     assert set(figures) <= set(FIGURES)
     samples = replays_html(data, per_lineup=replays, run_agents=run_agents) if replays > 0 else None
     text = build_html(data, figures, out.parent, research(data, bootstrap=bootstrap), samples)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)
-    return out
+    return write_text_atomic(out, text)

@@ -233,7 +233,7 @@ def _guarded(fn):
 
 def _temporary_of(name, out) -> bool:
     """Whether ``name`` is the hidden temporary file an output ``out`` is written under
-    before it is renamed into place (``.report.html.tmp``, ``.x.jsonl.<pid>.tmp``)."""
+    before it is renamed into place (``.x.jsonl.<pid>.tmp``, see kc_sim.records.atomic)."""
     if not isinstance(name, (str, os.PathLike)):
         return False
     p, o = Path(name), Path(out)

@@ -8,7 +8,6 @@ check the round with ``kc-sim check``.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from kc_sim.core import layout as L
@@ -18,6 +17,7 @@ from kc_sim.core.loop import (
 )
 from kc_sim.game.actions import action_text
 from kc_sim.game.cards import PILES, card_text
+from kc_sim.records.atomic import atomic_file
 from kc_sim.game.rules import RuleSet
 
 FORMAT = "kc-sim/game/1"
@@ -67,12 +67,7 @@ def write_records(path, records) -> Path:
     while writing (a worker stopped after another one's fault) leaves no partial file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as f:
-            for rec in records:
-                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_file(path) as f:
+        for rec in records:
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
     return path

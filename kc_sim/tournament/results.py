@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kc_sim.errors import UserError
+from kc_sim.records.atomic import atomic_file
 from kc_sim.stats import Tally
 from kc_sim.tournament.schema import AGENT, PENALTY, TOTAL, seat_names
 
@@ -69,10 +70,8 @@ def write_atomic(table: pa.Table, path: Path, metadata: dict | None = None) -> P
     buf = pa.BufferOutputStream()
     pq.write_table(table, buf, compression="zstd", write_page_checksum=True)
     data = buf.getvalue()
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as f:
+    with atomic_file(path, "wb") as f:
         f.write(data)
-    os.replace(tmp, path)
     _remember(path, {"size": data.size, "sha256": hashlib.sha256(data).hexdigest()})
     return path
 
@@ -251,8 +250,9 @@ def read_manifest(run_dir) -> dict:
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
         manifest = json.loads(text)
-    except ValueError as e:
-        raise UserError(f"{path} is damaged (not valid JSON: {e}); rerun the command that made the run "
+    except (ValueError, RecursionError) as e:       # RecursionError: nested deeper than json can parse
+        why = "nested too deeply" if isinstance(e, RecursionError) else e
+        raise UserError(f"{path} is damaged (not valid JSON: {why}); rerun the command that made the run "
                         "(the same kc-sim tournament ... --out) to rebuild it from the finished parts") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("config"), dict) \
             or not isinstance(manifest.get("chunks"), list):

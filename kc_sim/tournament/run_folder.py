@@ -31,6 +31,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import socket
 import sys
@@ -377,9 +378,21 @@ def _listing(rels: list[str], at_most: int = 3) -> str:
 
 # --- readers ---------------------------------------------------------------------------------
 
-def _rerun(manifest: dict) -> str:
+def _rerun(manifest: dict, run_dir: Path) -> str:
+    """The advice to rerun the run's command, with ``--out`` naming the folder read: a run
+    folder copied or moved elsewhere is resumed where it is now, not where it was made."""
     command = manifest.get("command")
-    return f"rerun the run's command ({command})" if command else "rerun the run's tournament command"
+    if not command:
+        return "rerun the run's tournament command"
+    try:
+        words = shlex.split(command)
+        at = words.index("--out") + 1
+        if at < len(words) and Path(words[at]).resolve() != Path(run_dir).resolve():
+            words[at] = str(Path(run_dir).resolve())
+            command = shlex.join(words)
+    except ValueError:                  # not a command kc-sim wrote: shown as it is
+        pass
+    return f"rerun the run's command ({command})"
 
 
 def verified_parts(run_dir, which: str = results.ROUNDS_DIR) -> list[Path]:
@@ -412,12 +425,12 @@ def verified_parts(run_dir, which: str = results.ROUNDS_DIR) -> list[Path]:
     missing = sorted(set(expected) - present)
     if missing:
         raise UserError(f"{run_dir}: {_listing(missing)} {'is' if len(missing) == 1 else 'are'} missing; "
-                        f"{_rerun(manifest)} to play {'its' if len(missing) == 1 else 'their'} chunk again")
+                        f"{_rerun(manifest, run_dir)} to play {'its' if len(missing) == 1 else 'their'} chunk again")
     extra = sorted(present - set(expected))
     if extra and manifest.get("finished"):
         raise UserError(f"{run_dir}: {_listing(extra)} {'is' if len(extra) == 1 else 'are'} not part of this run "
                         f"({results.MANIFEST_FILE} does not list {'it' if len(extra) == 1 else 'them'}); remove "
-                        f"{'it' if len(extra) == 1 else 'them'}, or {_rerun(manifest)}")
+                        f"{'it' if len(extra) == 1 else 'them'}, or {_rerun(manifest, run_dir)}")
     out = []
     for p in on_disk:
         name = f"{which}/{p.name}"
@@ -426,7 +439,7 @@ def verified_parts(run_dir, which: str = results.ROUNDS_DIR) -> list[Path]:
         want = expected[name]
         if want is not None and results.digest(p) != want:
             raise UserError(f"{run_dir}: {name} is damaged (its size or sha256 is not what {results.MANIFEST_FILE} "
-                            f"recorded when it was written); {_rerun(manifest)} to play that chunk again")
+                            f"recorded when it was written); {_rerun(manifest, run_dir)} to play that chunk again")
         out.append(p)
     return out
 
@@ -441,5 +454,5 @@ def verified_file(run_dir, name: str) -> Path:
         want = (manifest.get("files") or {}).get(name)
         if want is not None and path.exists() and results.digest(path) != want:
             raise UserError(f"{run_dir}: {name} is damaged (its size or sha256 is not what {results.MANIFEST_FILE} "
-                            f"recorded); {_rerun(manifest)} to write it again")
+                            f"recorded); {_rerun(manifest, run_dir)} to write it again")
     return path

@@ -92,8 +92,11 @@ def _goodbye(w: int) -> None:
 
 
 def _say(message: str) -> None:
+    """One line on stderr; in a terminal it first clears the line the dead process's progress
+    bar was left on (the cursor is at its end), so the message is a line of its own."""
     try:
-        print(f"kc-sim: {message}", file=sys.stderr, flush=True)
+        clear = "\r\x1b[K" if sys.stderr.isatty() else ""
+        print(f"{clear}kc-sim: {message}", file=sys.stderr, flush=True)
     except OSError:                                # the terminal is gone (SIGHUP)
         pass
 

@@ -25,6 +25,7 @@ from kc_sim.game.actions import action_text
 from kc_sim.play.game import Game, why_illegal
 from kc_sim.play.recorded import RecordedRound
 from kc_sim.play.seeing import record_position, record_turn, replay_doc
+from kc_sim.records.atomic import write_text_atomic
 from kc_sim.records.check import iter_records, parse_record
 from kc_sim.records.replay_page import replay_page
 from kc_sim.records.svg import position_svg
@@ -167,8 +168,7 @@ def _write_text(out, text: str):
     if out.is_dir():
         raise UserError(f"{out} is a folder: give a file name to write")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    return out
+    return write_text_atomic(out, text)
 
 
 def write_replay_html(path, k: int, out) -> tuple:

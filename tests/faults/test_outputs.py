@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -160,6 +161,10 @@ def test_an_output_that_cannot_be_written_is_one_line(places, inputs, command, k
     out = where / command.split()[0]            # one output per command: a failed one leaves no trace for the next
     err = one_line_error(kc(*_args(OUTPUTS[command], inputs, out=out)))
     assert str(out) in err and any(s in err.lower() for s in SAYS[kind]), err
+    if kind == "fills up":      # written whole or not at all: no truncated page, no hidden half-file holding the space
+        assert not list(out.rglob("*.tmp")), list(out.rglob("*"))
+        if command in ("record", "replay --html", "report"):
+            assert not list(out.rglob("*.*")), list(out.rglob("*"))
 
 
 @pytest.mark.parametrize("command", [["check", "{rec}"], ["agents"], ["replay", "{rec}", "--no-pause"],
@@ -170,6 +175,21 @@ def test_stdout_on_a_full_device_is_one_line(inputs, tmp_path, command):
                            text=True, timeout=300)
     r.stdout = ""
     one_line_error(r, "no space left on the device")
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode), "the output device was replaced by a file"
+
+
+def test_an_output_through_a_link_or_to_a_device_stays_what_it_is(inputs, tmp_path):
+    """Outputs are written whole (a temporary renamed into place), but a symbolic link stays a
+    link to the page written, and a device (/dev/stdout) is written, not replaced by a file."""
+    (tmp_path / "pages").mkdir()
+    link = tmp_path / "latest.html"
+    link.symlink_to(tmp_path / "pages" / "p.html")
+    r = kc("replay", inputs["rec"], "--html", link)
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and "<html" in (tmp_path / "pages" / "p.html").read_text()
+    r = subprocess.run([*KC, "render", str(inputs["rec"]), "-o", "/dev/stdout"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and "<svg" in r.stdout, r.stderr
 
 
 # --- malformed inputs ----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from tests.faults.conftest import agent, finish, kc, no_process_left, session_processes, rounds, start
+from tests.faults.hostile import KC
 
 #: long enough to be killed in the middle (greedy plays ~300,000 rounds/s a core)
 LONG = ["--agents", "greedy,random,merger", "--players", "3", "--rounds", "50000000", "--quiet"]
@@ -109,3 +110,27 @@ def test_an_agent_that_ends_the_process_while_it_warms_up(tmp_path):
     line = run.one_line_error()
     assert "ended with exit code 1 while warming up the agents" in line and "Bye" in line
     assert not run.left
+
+
+def test_in_a_terminal_the_line_about_a_killed_process_is_not_glued_to_its_progress_bar(tmp_path):
+    """In a real terminal the killed process leaves its progress bar with the cursor at its end;
+    the command's line clears that line first, so the user reads one clean line."""
+    import pexpect
+    import psutil
+
+    out = tmp_path / "run"
+    args = ["tournament", "--agents", "greedy,random,merger", "--players", "3", "--rounds", "50000000",
+            "--jobs", "1", "--out", str(out)]
+    child = pexpect.spawn(KC[0], [*KC[1:], *args], encoding="utf-8", timeout=180, dimensions=(40, 200),
+                          env={**os.environ, "TERM": "xterm"})
+    try:
+        child.expect("rounds/s")                                    # the bar is drawn
+        inner = next(c.pid for c in psutil.Process(child.pid).children() if "tournament" in c.cmdline())
+        os.kill(inner, signal.SIGKILL)
+        child.expect(pexpect.EOF, timeout=60)
+        text = child.before
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 2, text[-2000:]
+    at = text.index("kc-sim: error: the run's process")
+    assert text[:at].endswith(("\n", "\r\x1b[K")), repr(text[max(0, at - 80):at + 60])

@@ -110,12 +110,13 @@ def test_a_foreign_part_in_a_finished_run_is_named(copy, reference, capsys):
     _readers_refuse(copy, capsys, "rounds/part-00099.parquet is not part of this run")
 
 
-@pytest.mark.parametrize("how", ["garbage", "cut", "not-a-manifest", "gone"])
+@pytest.mark.parametrize("how", ["garbage", "cut", "not-a-manifest", "nested", "gone"])
 def test_a_damaged_manifest_is_refused_by_readers_and_rebuilt_by_a_rerun(how, copy, reference, capsys):
     path = copy / R.MANIFEST_FILE
     text = path.read_text()
     {"garbage": lambda: path.write_bytes(b"\x00\xff{{{"), "cut": lambda: path.write_text(text[: len(text) // 2]),
-     "not-a-manifest": lambda: path.write_text("[1, 2, 3]"), "gone": path.unlink}[how]()
+     "not-a-manifest": lambda: path.write_text("[1, 2, 3]"),
+     "nested": lambda: path.write_text("[" * 100_000 + "]" * 100_000), "gone": path.unlink}[how]()
     _readers_refuse(copy, capsys, "manifest.json" if how == "gone" else "manifest.json is damaged")
     _flip(copy / R.ROUNDS_DIR / R.part_name(2))            # and a part damaged meanwhile: found by its checksums
     res = run_tournament(**RUN, out=copy)
@@ -132,3 +133,19 @@ def test_a_damaged_manifest_beside_another_runs_parts_is_refused_and_the_parts_k
                                         r"say they belong to this run .* the parts are kept"):
         run_tournament(**{**RUN, "seed": 6}, out=copy)
     assert {p.name: p.read_bytes() for p in R.parts_on_disk(copy)} == before
+
+
+def test_a_copied_run_folder_is_told_to_rerun_into_itself(tmp_path, capsys):
+    """The advice names the folder read: the run's command with its --out, not the folder
+    the run was made in (which may hold a good copy, or nothing)."""
+    made = tmp_path / "made"
+    args = ["tournament", "--agents", "greedy,random", "--rounds", "2400", "--chunk-size", "1200", "--jobs", "1",
+            "--quiet"]
+    assert main([*args, "--out", str(made)]) == 0
+    moved = tmp_path / "moved here"
+    shutil.copytree(made, moved)
+    _flip(moved / R.ROUNDS_DIR / R.part_name(1))
+    capsys.readouterr()
+    assert main(["leaderboard", str(moved)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out '{moved}'" in err and str(made) + " " not in err, err
