@@ -126,14 +126,20 @@ def test_round_columns_are_in_the_rounds_table(round_schema):
 
 
 def test_tally_metadata_key_and_fields_are_documented(round_schema):
+    import json
+
     from kc_sim.stats import Tally
     from kc_sim.tournament.results import TALLY_KEY
 
     doc = _text(FORMATS_DOC)
-    assert TALLY_KEY.encode() in (round_schema.metadata or {})
+    meta = round_schema.metadata or {}
+    assert TALLY_KEY.encode() in meta
     assert f"`{TALLY_KEY}`" in doc
     words = _code_words(doc)
-    missing = [f for f in ("n_agents", "players", *Tally._FIELDS) if f not in words]
+    stored = json.loads(meta[TALLY_KEY.encode()])
+    fields = [*stored, *stored["sums"], *next(iter(stored["sums"].values())),
+              *(v for s in Tally(2, 2).sums.values() for v in ("N", *s.values))]
+    missing = [f for f in fields if f not in words]
     assert not missing, f"docs/formats.md does not describe the tally fields {missing}"
 
 

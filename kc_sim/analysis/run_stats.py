@@ -2,7 +2,7 @@
 
 A :class:`RunStats` is filled by :func:`kc_sim.analysis.scan.scan_run`, one line-up's
 rows of one part at a time (:meth:`RunStats.add_rounds`, :meth:`RunStats.add_matches`),
-into per-batch :class:`~kc_sim.analysis.sums.Sums` and histograms; nothing per round is
+into per-batch :class:`~kc_sim.stats.sums.Sums` and histograms; nothing per round is
 kept. Its methods give the rows the figures and tables show, every figure with its 95%
 interval clustered by deal.
 """
@@ -15,17 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from kc_sim.analysis.sums import (
-    Deals,
-    Sums,
-    deal_index,
-    grow_hist,
-    median_from_hist,
-    merge_intervals,
-    percentile_from_hist,
-)
+from kc_sim.analysis.hist import grow_hist, median_from_hist, merge_intervals, percentile_from_hist
 from kc_sim.analysis.text import rules_label
 from kc_sim.stats import mean_from_sums
+from kc_sim.stats.sums import Deals, Sums, deal_index
 
 ROUND_VALUES = ("turns", "actions", "out", "blocked", "first", "edge", "first_last", "penalty")
 

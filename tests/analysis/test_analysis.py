@@ -172,9 +172,9 @@ def test_cluster_intervals():
     rng = np.random.default_rng(0)
     x = (rng.random(20_000) < 0.3).astype(float)
     # independent rounds (one per cluster): the ordinary Wilson interval
-    from kc_sim.stats import wilson
+    from kc_sim.stats import wilson_scalar
     p, lo, hi = cluster_rate(x, np.arange(len(x)))
-    wlo, whi = wilson(x.sum(), len(x))
+    wlo, whi = wilson_scalar(x.sum(), len(x))
     assert p == pytest.approx(x.mean()) and lo == pytest.approx(wlo, abs=2e-4) and hi == pytest.approx(whi, abs=2e-4)
     # every round repeated 4 times (self-play rotations): same rate, interval twice as wide
     rep = np.repeat(x, 4)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.stats import t as student_t
 
 from kc_sim.analysis import scan
 from kc_sim.analysis.compare import compare_runs
@@ -25,7 +26,7 @@ from kc_sim.analysis.experiments.findings import round_diff
 from kc_sim.analysis.scan import _open_run, scan_run
 from kc_sim.analysis.text import rules_label
 from kc_sim.errors import UserError
-from kc_sim.stats import Z95, mean_from_sums, rate_from_sums
+from kc_sim.stats import Z95, mean_from_sums, rate_from_sums, sums
 from kc_sim.tournament.run import run_tournament
 
 AGENTS = ["greedy", "king-first", "merger", "random"]
@@ -182,10 +183,11 @@ def _select(x, cluster, mask):
     return (x[mask], cluster[mask]) if mask is not None else (x, cluster)
 
 
-def cluster_mean(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, float]:
-    """``(mean, lo, hi)`` of ``x`` with a cluster-robust normal interval: the ratio
-    estimator sum(x) / n over clusters (deals), standard error from the per-cluster
-    residuals. NaNs when there is nothing to average."""
+def cluster_mean(x, cluster, mask=None) -> tuple[float, float, float]:
+    """``(mean, lo, hi)`` of ``x`` with a cluster-robust interval: the ratio estimator
+    sum(x) / n over clusters (deals), standard error from the per-cluster residuals,
+    Student's quantile on the clusters minus one (scipy's). NaNs when there is nothing to
+    average."""
     x, cluster = _select(x, cluster, mask)
     if len(x) == 0:
         return math.nan, math.nan, math.nan
@@ -196,7 +198,8 @@ def cluster_mean(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, f
         return float(mean), math.nan, math.nan
     r = s - mean * n
     se = math.sqrt(g / (g - 1) * float((r * r).sum())) / n.sum()
-    return float(mean), float(mean - z * se), float(mean + z * se)
+    t = float(student_t.ppf(0.975, g - 1))
+    return float(mean), float(mean - t * se), float(mean + t * se)
 
 
 def _cluster_sums(x: np.ndarray, cluster: np.ndarray):
@@ -227,26 +230,27 @@ def _wilson(k: float, n: float, z: float = Z95) -> tuple[float, float]:
     return lo, hi
 
 
-def cluster_rate(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, float]:
-    """``(rate, lo, hi)`` of a 0/1 outcome (or a score in [0, 1]): a Wilson interval on the
-    effective sample size p (1 - p) / se**2, se clustered by deal. With no variation at
-    all (p 0 or 1) the number of deals is the sample size."""
+def cluster_rate(x, cluster, mask=None) -> tuple[float, float, float]:
+    """``(rate, lo, hi)`` of a 0/1 outcome (or a score in [0, 1]): a Wilson interval with
+    Student's quantile on the effective sample size p (1 - p) / se**2, se clustered by deal.
+    With no variation at all: p 0 or 1 takes the number of deals as the sample size (normal
+    quantile), any other p a zero-width interval."""
     x, cluster = _select(x, cluster, mask)
     if len(x) == 0:
         return math.nan, math.nan, math.nan
-    p, lo, hi = cluster_mean(x, cluster, z=z)
-    if math.isnan(lo):
-        n_eff = float(_n_clusters(cluster))
-    else:
-        se = (hi - lo) / (2 * z)
-        if 0 < p < 1 and se > 0:
-            n_eff = p * (1 - p) / (se * se)
-        elif 0 < p < 1:
-            n_eff = 1e15                                  # no variation between deals at all
-        else:
-            n_eff = float(_n_clusters(cluster))
-    lo, hi = _wilson(p * n_eff, n_eff, z)
+    p, lo, hi = cluster_mean(x, cluster)
+    g = _n_clusters(cluster)
+    if math.isnan(lo) or p <= 0 or p >= 1:
+        lo, hi = _wilson(p * g, g, Z95)
+        return float(p), lo, hi
+    t = float(student_t.ppf(0.975, g - 1))
+    se = (hi - lo) / (2 * t)
+    if se == 0:
+        return float(p), float(p), float(p)
+    n_eff = p * (1 - p) / (se * se)
+    lo, hi = _wilson(p * n_eff, n_eff, t)
     return float(p), lo, hi
+
 
 def head_to_head(data: RunData) -> list[dict]:
     """One row per ordered pair of agents that met: rounds together, ``score`` (the row
@@ -393,11 +397,16 @@ def _diff(x1, g1, x2, g2, paired: bool):
 
     if paired:
         return cluster_mean(np.asarray(x1, np.float64) - np.asarray(x2, np.float64), g1)
-    m1, lo1, hi1 = cluster_mean(x1, g1)
-    m2, lo2, hi2 = cluster_mean(x2, g2)
-    se = math.hypot((hi1 - lo1) / (2 * Z95), (hi2 - lo2) / (2 * Z95))
+    (m1, lo1, hi1), (m2, lo2, hi2) = cluster_mean(x1, g1), cluster_mean(x2, g2)
+    n1, n2 = _n_clusters(np.asarray(g1)), _n_clusters(np.asarray(g2))
+    v1 = ((hi1 - lo1) / (2 * student_t.ppf(0.975, n1 - 1))) ** 2
+    v2 = ((hi2 - lo2) / (2 * student_t.ppf(0.975, n2 - 1))) ** 2
+    if v1 + v2 == 0:                                                       # no variation in either run
+        return m1 - m2, m1 - m2, m1 - m2
+    df = (v1 + v2) ** 2 / (v1 ** 2 / (n1 - 1) + v2 ** 2 / (n2 - 1))       # Welch-Satterthwaite
+    half = student_t.ppf(0.975, df) * math.sqrt(v1 + v2)
     d = m1 - m2
-    return d, d - Z95 * se, d + Z95 * se
+    return d, d - half, d + half
 
 
 def _round_values(d) -> dict:
@@ -589,7 +598,7 @@ def test_runs_on_the_same_deals_are_paired_as_before(tmp_path, monkeypatch):
     assert e.same_result and e.same_turns and not e.same_penalty             # face scoring: same play
     # in batches of deals (both runs share the batches): the same paired differences, and
     # intervals that are the paired intervals clustered by batch
-    monkeypatch.setattr(scan, "MAX_BATCHES", 8)
+    monkeypatch.setattr(sums, "MAX_BATCHES", 8)
     s8 = {x: scan_run(tmp_path / x) for x in "abc"}
     assert s8["a"].width == s8["b"].width > 1
     for x in "bc":
@@ -608,13 +617,13 @@ def test_batches_of_deals(runs, monkeypatch):
     Means and counts stay identical; intervals are the same clustered intervals, with the
     batches as clusters (and the number of deals as the size of a rate without variation)."""
     exact = {name: scan_run(runs[name]) for name in ("2p", "3p", "matches-2p", "self-play")}
-    monkeypatch.setattr(scan, "MAX_BATCHES", 8)
-    assert scan.batch_width(8) == 1 and scan.batch_width(9) == 2 and scan.batch_width(250) == 32
+    monkeypatch.setattr(sums, "MAX_BATCHES", 8)
+    assert sums.batch_width(8) == 1 and sums.batch_width(9) == 2 and sums.batch_width(250) == 32
     widths = []
     for name, s1 in exact.items():
         s8 = scan_run(runs[name])
         d = load_run(runs[name])
-        assert s8.width == scan.batch_width(s1.n_deals) > 1 and s8.agent.N.shape[1] <= 8
+        assert s8.width == sums.batch_width(s1.n_deals) > 1 and s8.agent.N.shape[1] <= 8
         widths.append(s8.width)
         f1, f8 = _streamed_figures(s1), _streamed_figures(s8)
         assert f8["n"] == f1["n"] and f8["deals"] == f1["deals"] and f8["caption"] == f1["caption"]
@@ -686,7 +695,7 @@ def test_the_scan_holds_one_part_at_a_time(runs, monkeypatch):
 def test_scan_memory_does_not_grow_with_rounds(tmp_path, monkeypatch):
     """Python-side peak of a scan (numpy buffers, traced by tracemalloc) for a run and a run
     four times its size: bounded by one part plus the batch arrays, not by the rounds."""
-    monkeypatch.setattr(scan, "MAX_BATCHES", 64)
+    monkeypatch.setattr(sums, "MAX_BATCHES", 64)
     peaks = []
     for n in (4000, 16000):
         out = tmp_path / f"r{n}"

@@ -1,0 +1,259 @@
+"""The interval formulas: every interval kc-sim prints or writes is clustered by deal.
+
+**Why by deal.** Every deal is played in every seating (and by every line-up of a run):
+its rounds share the cards, so they are correlated, positively for an agent's own results
+(a good hand is good in every seat) and negatively between the agents of one table.
+Deals are independent draws, so the deal is the unit of independence, and an interval
+that treats the rounds of a deal as independent is too narrow for an agent's own figures
+(2-5x the variance at 3-4 players) and too wide for differences paired within the deal.
+
+**The rule** (for cluster ``c``: ``S_c`` the sum of the outcome over the cluster's
+observations, ``n_c`` their number; ``g`` the clusters with ``n_c > 0``):
+
+* the estimate is the ratio ``m = sum(S) / sum(n)`` (every observation weighs the same);
+* its standard error is the cluster-robust (CR1) one,
+  ``se = sqrt(g / (g - 1) * sum((S_c - m n_c)**2)) / sum(n)``;
+* a **mean** gets ``m +- t * se`` with ``t`` the two-sided Student quantile on ``g - 1``
+  degrees of freedom (:func:`t_of`): exact for normal per-deal means of equal size, and
+  right at small numbers of deals, where the normal quantile under-covers (at 20 deals
+  ``t`` is 2.09, not 1.96);
+* a **rate** (a 0/1 outcome, or a score in [0, 1]) gets a Wilson score interval, with the
+  same ``t`` as its quantile, on the effective sample size ``p (1 - p) / se**2``, so it stays
+  inside [0, 1] and is right near 0 and 1. With no variation at all, a rate of exactly 0
+  (or 1) gets the Wilson interval of 0 successes in the number of deals; any other value
+  that is the same in every deal (two agents that play identically: every deal level)
+  gets a zero-width interval, and the tables say so in words (:func:`no_variation`).
+
+Clusters may also be *batches* of consecutive deals (:mod:`kc_sim.stats.sums`): a union
+of independent deals is a valid cluster, so the interval keeps its meaning.
+
+Pure numpy and :mod:`math`; levels other than 95% are allowed everywhere (``level``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+Z95 = 1.959963984540054
+
+
+def z_of(level: float) -> float:
+    """The two-sided normal quantile of a confidence ``level`` (1.96 for 0.95), by bisection
+    of the normal CDF."""
+    if level == 0.95:
+        return Z95
+    target = 0.5 + level / 2
+    lo, hi = 0.0, 40.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if 0.5 * math.erfc(-mid / math.sqrt(2)) < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _beta_cf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (tiny if abs(d) < tiny else d)
+    h = d
+    for m in range(1, 10_000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (tiny if abs(d) < tiny else d)
+        c = 1.0 + aa / c
+        c = tiny if abs(c) < tiny else c
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (tiny if abs(d) < tiny else d)
+        c = 1.0 + aa / c
+        c = tiny if abs(c) < tiny else c
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return h
+
+
+def beta_inc(a: float, b: float, x: float) -> float:
+    """The regularised incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_cf(a, b, x) / a
+    return 1.0 - front * _beta_cf(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with ``df`` degrees of freedom."""
+    tail = 0.5 * beta_inc(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t >= 0 else tail
+
+
+@functools.lru_cache(maxsize=4096)
+def t_of(level: float, df: float) -> float:
+    """The two-sided Student quantile: ``P(|T| <= t) = level`` on ``df`` degrees of freedom
+    (12.71 at df 1, 2.09 at df 19, 1.96 as df grows); the normal quantile past 10**7."""
+    if not df > 0:
+        return math.nan
+    if df > 1e7:
+        return z_of(level)
+    target = 0.5 + level / 2
+    lo, hi = 0.0, z_of(level)
+    while t_cdf(hi, df) < target:
+        lo, hi = hi, 2 * hi
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if t_cdf(mid, df) < target:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-13 * hi:
+            break
+    return (lo + hi) / 2
+
+
+def wilson_scalar(k: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval ``(lo, hi)`` of ``k`` successes in ``n`` (a float sample size
+    allowed) with quantile ``z``; exactly 0 (1) at the bound of a rate of 0 (1); NaNs when
+    ``n`` is 0. The rate of independent trials (training evaluations, repeated runs): for
+    rounds of a tournament use :func:`rate_from_sums`."""
+    if n <= 0:
+        return math.nan, math.nan
+    p = k / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0)) / den
+    lo = 0.0 if p <= 0 else max(0.0, centre - half)
+    hi = 1.0 if p >= 1 else min(1.0, centre + half)
+    return lo, hi
+
+
+# --- clustered by deal ---------------------------------------------------------------
+
+def se_from_sums(S, N) -> tuple[float, float, int]:
+    """``(mean, se, g)`` from per-cluster sums ``S`` and counts ``N``: the ratio estimator
+    and its cluster-robust (CR1) standard error over the ``g`` clusters with ``N > 0``
+    (se NaN below two clusters; everything NaN with no observation)."""
+    S = np.asarray(S, dtype=np.float64).ravel()
+    N = np.asarray(N, dtype=np.float64).ravel()
+    keep = N > 0
+    if not keep.all():
+        S, N = S[keep], N[keep]
+    g = len(N)
+    if g == 0:
+        return math.nan, math.nan, 0
+    total = N.sum()
+    mean = S.sum() / total
+    if g < 2:
+        return float(mean), math.nan, g
+    r = S - mean * N
+    return float(mean), math.sqrt(g / (g - 1) * float((r * r).sum())) / total, g
+
+
+def mean_from_sums(S, N, level: float = 0.95) -> tuple[float, float, float]:
+    """``(mean, lo, hi)`` from per-cluster sums ``S`` of the outcome and counts ``N``: the
+    ratio estimator with its cluster-robust interval on Student's t (module doc). NaNs when
+    there is nothing to average; no interval with fewer than two clusters."""
+    mean, se, g = se_from_sums(S, N)
+    if math.isnan(se):
+        return mean, math.nan, math.nan
+    t = t_of(level, g - 1)
+    return mean, mean - t * se, mean + t * se
+
+
+def rate_from_sums(S, N, n_clusters=None, level: float = 0.95) -> tuple[float, float, float]:
+    """``(rate, lo, hi)`` of a 0/1 outcome (or a score in [0, 1]) from per-cluster sums: a
+    Wilson interval with Student's quantile on the effective sample size ``p (1 - p) / se**2``
+    (module doc). With no variation at all: a rate of 0 or 1 (or a single cluster) takes
+    ``n_clusters`` (default: the clusters with ``N > 0``; pass the number of deals when the
+    clusters are batches) as its sample size; any other rate the same in every cluster gets
+    a zero-width interval."""
+    p, se, g = se_from_sums(S, N)
+    if math.isnan(p):
+        return math.nan, math.nan, math.nan
+    if n_clusters is None:
+        n_clusters = g
+    if g < 2 or p <= 0 or p >= 1:
+        n_eff, q = float(n_clusters), z_of(level)
+    elif se > 0:
+        n_eff, q = p * (1 - p) / (se * se), t_of(level, g - 1)
+    else:                                               # the same in every deal
+        return float(p), float(p), float(p)
+    lo, hi = wilson_scalar(p * n_eff, n_eff, q)
+    return float(p), lo, hi
+
+
+def difference_of_independent(S1, N1, S2, N2, level: float = 0.95) -> tuple[float, float, float]:
+    """``(difference, lo, hi)`` of the means of two independent sets of clusters (two runs on
+    different deals): standard errors added in quadrature, Student's quantile on the
+    Welch-Satterthwaite degrees of freedom. For two runs on the same deals subtract the
+    per-cluster sums instead (paired by deal: :func:`mean_from_sums` of ``S1 - S2``)."""
+    m1, se1, g1 = se_from_sums(S1, N1)
+    m2, se2, g2 = se_from_sums(S2, N2)
+    d = m1 - m2
+    if math.isnan(se1) or math.isnan(se2):
+        return d, math.nan, math.nan
+    v1, v2 = se1 * se1, se2 * se2
+    if v1 + v2 == 0:
+        return d, d, d
+    df = (v1 + v2) ** 2 / (v1 * v1 / (g1 - 1) + v2 * v2 / (g2 - 1))
+    half = t_of(level, df) * math.sqrt(v1 + v2)
+    return d, d - half, d + half
+
+
+def no_variation(ci) -> bool:
+    """True when an interval ``(value, lo, hi)`` has zero width: the figure was the same in
+    every deal (e.g. two agents that play identically, level in every deal)."""
+    v, lo, hi = ci
+    return not (math.isnan(v) or math.isnan(lo)) and lo == hi
+
+
+def cluster_sums(x: np.ndarray, cluster: np.ndarray):
+    """Per-cluster sums of x and counts, over the clusters that occur."""
+    lo, hi = (int(cluster.min()), int(cluster.max())) if len(cluster) else (0, 0)
+    if lo >= 0 and hi < 4 * len(cluster) + 1024:          # deal numbers: dense, non-negative
+        n = np.bincount(cluster, minlength=hi + 1)
+        s = np.bincount(cluster, weights=x, minlength=hi + 1)
+        keep = n > 0
+        return s[keep], n[keep].astype(np.float64)
+    _, inv = np.unique(cluster, return_inverse=True)
+    return np.bincount(inv, weights=x), np.bincount(inv).astype(np.float64)
+
+
+def _select(x, cluster, mask):
+    """The outcomes and their deal ids as arrays, restricted to ``mask`` when given."""
+    x = np.asarray(x, dtype=np.float64)
+    cluster = np.asarray(cluster, dtype=np.int64)
+    return (x[mask], cluster[mask]) if mask is not None else (x, cluster)
+
+
+def cluster_mean(x, cluster, mask=None, level: float = 0.95) -> tuple[float, float, float]:
+    """``(mean, lo, hi)`` of ``x`` (one value per observation) clustered by ``cluster`` (the
+    deal of each observation): :func:`mean_from_sums` on the per-cluster sums."""
+    x, cluster = _select(x, cluster, mask)
+    if len(x) == 0:
+        return math.nan, math.nan, math.nan
+    s, n = cluster_sums(x, cluster)
+    return mean_from_sums(s, n, level)
+
+
+def cluster_rate(x, cluster, mask=None, level: float = 0.95) -> tuple[float, float, float]:
+    """``(rate, lo, hi)`` of a 0/1 outcome (or a score in [0, 1]) clustered by ``cluster``:
+    :func:`rate_from_sums` on the per-cluster sums."""
+    x, cluster = _select(x, cluster, mask)
+    if len(x) == 0:
+        return math.nan, math.nan, math.nan
+    s, n = cluster_sums(x, cluster)
+    return rate_from_sums(s, n, len(n), level)
