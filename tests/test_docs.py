@@ -151,6 +151,11 @@ def test_record_fields_and_format_name_are_documented():
     doc = _text(FORMATS_DOC)
     words = _code_words(doc)
     assert FORMAT in doc and RUN_FORMAT in doc
+    # a format named as the current one is the current one (older ones are named as older)
+    for page in (FORMATS_DOC, ROOT / "README.md"):
+        for name in re.findall(r"kc-sim/tournament/\d+", _text(page)):
+            context = _text(page).split(name, 1)[0][-80:] + name + _text(page).split(name, 1)[1][:80]
+            assert name == RUN_FORMAT or "format 1" in context or "older" in context, (page.name, context)
     missing = [f for f in (*REQUIRED, *RULE_SWITCHES) if f not in words]
     assert not missing, f"docs/formats.md does not describe the record fields {missing}"
 

@@ -15,7 +15,7 @@ import typer
 
 from kc_sim.errors import UserError
 
-__all__ = ["plot", "report", "run"]
+__all__ = ["plot", "print_markdown", "report", "run"]
 
 RunDirArg = Annotated[Path, typer.Argument(help="a run folder written by kc-sim tournament (or kc-sim run)")]
 
@@ -70,7 +70,8 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress, only where the findings went")] = False,
 ):
     """Run an experiment file: play its tournaments (resuming what is done) and write
-    findings.md with the numbers and their 95% intervals; prints the findings."""
+    findings.md with the numbers and their 95% intervals; prints the findings (rendered
+    for the terminal; the file is markdown)."""
     # lazy: as in plot
     from kc_sim.analysis.experiments import load_experiment, run_experiment
 
@@ -84,5 +85,17 @@ def run(
     res = run_experiment(exp, scale=scale, jobs=jobs, out=out, plots=plots, quiet=quiet,
                          command=shlex.join(words), log=log)
     if not quiet:
-        typer.echo(res.markdown)
+        print_markdown(res.markdown)
     typer.echo(f"{exp.name}: {len(res.run_dirs)} runs in {res.seconds:.1f} s; findings in {res.findings}")
+
+
+def print_markdown(text: str) -> None:
+    """Markdown rendered for the terminal (rich: headings, bold, tables drawn, paragraphs
+    wrapped at word boundaries to the terminal's width, 100 columns when not a terminal)."""
+    import shutil
+
+    from rich.console import Console  # lazy: only kc-sim run prints markdown
+    from rich.markdown import Markdown
+
+    width = shutil.get_terminal_size((100, 24)).columns
+    Console(width=width, highlight=False).print(Markdown(text))

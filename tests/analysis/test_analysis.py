@@ -365,3 +365,30 @@ def test_notebook_finds_its_run_without_environment_variables(tmp_path, monkeypa
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     run = root / "results" / "overview_2p"
     assert f"run folder: {run}" in text and (run / "manifest.json").exists()
+
+
+def test_run_prints_its_findings_rendered_in_a_terminal(tmp_path):
+    """kc-sim run in a real terminal (a pty, 80 columns): the findings come out rendered, not
+    as markdown source: no table rules or bold markers, lines within the width, and every
+    sentence whole when the lines are joined (wrapped at word boundaries, never mid-word)."""
+    import sys
+
+    import pexpect
+
+    src = ROOT / "experiments" / "king_first.toml"
+    kc_sim = Path(sys.executable).parent / "kc-sim"
+    child = pexpect.spawn(str(kc_sim), ["run", str(src), "--scale", "0.0005", "--jobs", "1", "--no-plots",
+                                        "--out", str(tmp_path / "kf")], encoding="utf-8", dimensions=(40, 80),
+                          timeout=600)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before).replace("\r", "")
+    findings = text[text.index("Findings: king_first"):text.rindex("findings in")]
+    lines = findings.splitlines()
+    assert not any(re.match(r"\s*\|?\s*-{3,}\s*\|", x) or "**" in x or x.startswith("#") for x in lines)
+    assert max(len(x) for x in lines) <= 80
+    joined = " ".join(" ".join(x.split()) for x in lines)
+    exp = load_experiment(src)
+    assert " ".join(exp.question.split()) in joined
+    assert "─" in findings                      # tables are drawn
