@@ -24,7 +24,9 @@ The model (Bradley-Terry on the pairs of each round; see docs/agents.md, Stronge
   pooled into that many batches of consecutive deals, which resamples the same
   independent deals in blocks (same variance), so memory stays flat. With
   ``bootstrap=0`` they come from the sandwich covariance clustered by deal
-  (:func:`sandwich_cov`) and Student's quantile on the deals minus one.
+  (:func:`sandwich_cov`) and Student's quantile on the deals minus one. The bootstrap's
+  percentile intervals are widened for few deals (:func:`widen`: 1.10x at 20 deals, 1.00x
+  past a few thousand), so that they keep their coverage in small runs.
 * **agents that did not all meet** cannot be rated against each other: the leaderboard
   says so. In a bootstrap resample that leaves some agents apart (a few deals, sparse
   line-ups) the resample is drawn again, and after 100 draws each group is fitted on its
@@ -60,7 +62,7 @@ from matplotlib.figure import Figure
 
 from kc_sim.analysis import metagame, scan
 from kc_sim.errors import UserError
-from kc_sim.stats import rate_from_sums, t_of
+from kc_sim.stats import rate_from_sums, t_of, z_of
 from kc_sim.stats.sums import batch_width
 from kc_sim.tournament import results
 from kc_sim.tournament.results import agent_codes, seats_of
@@ -437,8 +439,8 @@ def rate_comparisons(c: Comparisons, bootstrap: int = DEFAULT_BOOTSTRAP, seed: i
             boot[r], _ = fit_bt(Wb, Nb)          # still apart after 100 draws: each group centred (fit_bt)
             boot_shares[r] = metagame.shares(Wb, Nb)
         alpha = (1.0 - level) / 2
-        lo = np.quantile(boot, alpha, axis=0)
-        hi = np.quantile(boot, 1 - alpha, axis=0)
+        lo, hi = widen(theta, np.quantile(boot, alpha, axis=0), np.quantile(boot, 1 - alpha, axis=0), c.n_units,
+                       level)
         how = "bootstrap"
     else:
         se = np.sqrt(np.maximum(np.diag(sandwich_cov(c, theta, cov)), 0.0))
@@ -471,6 +473,20 @@ def rate_comparisons(c: Comparisons, bootstrap: int = DEFAULT_BOOTSTRAP, seed: i
     return df
 
 
+def widen(est, lo, hi, units: int, level: float = 0.95):
+    """Bootstrap percentile bounds ``lo``, ``hi`` of ``est`` widened for few deals: each side's
+    distance from the estimate times ``t_{units-1} / z * sqrt(units / (units - 1))``, the two
+    ways a bootstrap over ``units`` deals is too narrow (its variance is ``(units - 1) / units``
+    of the clustered one, and it knows no Student quantile): 1.10 at 20 deals, 1.03 at 100,
+    1.00 past a few thousand. Without it the percentile intervals cover 92-93% at 20 deals (the
+    coverage study, :mod:`kc_sim.analysis.coverage`)."""
+    if units < 2:
+        return lo, hi
+    f = t_of(level, units - 1) / z_of(level) * math.sqrt(units / (units - 1))
+    est = np.asarray(est, np.float64)
+    return est - f * (est - np.asarray(lo)), est + f * (np.asarray(hi) - est)
+
+
 def _quantiles(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval over the first axis, ignoring NaN (a resample in which a pair
     did not meet); NaN where every resample is NaN."""
@@ -480,7 +496,7 @@ def _quantiles(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
         return np.nanquantile(x, alpha, axis=0), np.nanquantile(x, 1 - alpha, axis=0)
 
 
-def _nash(S: np.ndarray, boot_shares, level: float) -> dict:
+def _nash(S: np.ndarray, boot_shares, level: float, units: int) -> dict:
     """Nash averaging of the shares ``S`` (:func:`kc_sim.analysis.metagame.nash_average`),
     with percentile intervals of the Nash ratings over the bootstrap resamples and each
     agent's ``support``: the share of resamples in which it is in the support of the
@@ -497,7 +513,8 @@ def _nash(S: np.ndarray, boot_shares, level: float) -> dict:
     if boot_shares is not None:
         res = [metagame.nash_average(metagame.payoff(b)) for b in boot_shares]
         boot = np.array([r for _, r in res])
-        lo, hi = _quantiles(boot, level)
+        lo, hi = widen(rating, *_quantiles(boot, level), units, level)
+        hi = np.minimum(hi, 0.0)                                   # a Nash rating is never above 0
         support = np.mean([w > metagame.TOL for w, _ in res], axis=0)
     return {"weight": weight, "rating": rating, "lo": lo, "hi": hi, "support": support}
 
@@ -516,12 +533,14 @@ def _metagame(c: Comparisons, W, N, theta, order, boot_shares, level: float):
     LO, HI = np.full((n, n), np.nan), np.full((n, n), np.nan)
     if boot_shares is not None:
         lo, hi = _quantiles(boot_shares[:, pairs[:, 0], pairs[:, 1]], level)
+        lo, hi = widen(share, lo, hi, c.n_units, level)
+        lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
         how = "bootstrap"
     else:
         lo, hi = np.empty(len(pairs)), np.empty(len(pairs))
         for k in range(len(pairs)):
             here = pid == k
-            _, lo[k], hi[k] = rate_from_sums(c.score[here], c.count[here], level=level)
+            _, lo[k], hi[k] = rate_from_sums(c.score[here], c.count[here], level=level, paired=True)
         how = "clustered"
     LO[pairs[:, 0], pairs[:, 1]], HI[pairs[:, 0], pairs[:, 1]] = lo, hi
     LO[pairs[:, 1], pairs[:, 0]], HI[pairs[:, 1], pairs[:, 0]] = 1.0 - hi, 1.0 - lo
@@ -560,7 +579,7 @@ def _metagame(c: Comparisons, W, N, theta, order, boot_shares, level: float):
             a, b = b, a
         fit.update({"worst_agent": c.agents[a], "worst_opponent": c.agents[b], "worst_share": float(S[a, b]),
                     "worst_bt_share": 1.0 / (1.0 + math.exp(theta[b] - theta[a])), "worst_z": float(Z[a, b])})
-    return Metagame(pairs_df, cycles_df, fit), _nash(S, boot_shares, level)
+    return Metagame(pairs_df, cycles_df, fit), _nash(S, boot_shares, level, c.n_units)
 
 
 def format_leaderboard(df) -> str:

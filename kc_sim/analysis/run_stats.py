@@ -254,8 +254,8 @@ class RunStats:
                 if n == 0:
                     continue
                 rows.append({"agent": self.labels[a], "opponent": self.labels[b], "a": a, "b": b, "rounds": n,
-                             "score": self.h2h.rate("score", k), "win": self.h2h.rate("win", k),
-                             "diff": self.h2h.mean("diff", k)})
+                             "score": self.h2h.rate("score", k, paired=True), "win": self.h2h.rate("win", k),
+                             "diff": self.h2h.mean("diff", k, paired=True)})
         return rows
 
     def pair(self, a: int, b: int) -> dict | None:
@@ -272,8 +272,8 @@ class RunStats:
             twice = (self.twice.rate("won", k), self.twice.rate("won", kb), self.twice.count(k))
         return {
             "rounds": n, "win_a": h.rate("win", k), "win_b": h.rate("win", kb),
-            "win_diff": mean_from_sums(h.S["win"][k] - h.S["win"][kb], h.N[k]),
-            "ahead": h.rate("score", k), "pen_diff": h.mean("diff", k), "twice": twice,
+            "win_diff": mean_from_sums(h.S["win"][k] - h.S["win"][kb], h.N[k], paired=True),
+            "ahead": h.rate("score", k, paired=True), "pen_diff": h.mean("diff", k, paired=True), "twice": twice,
         }
 
     def position_rows(self, agent: int | None = None) -> list[dict]:

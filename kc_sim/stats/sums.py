@@ -172,13 +172,16 @@ class Sums:
             return int(round(float(self.D[key].sum())))
         return int((self.N[key] > 0).sum())
 
-    def mean(self, value: str, key: int = 0) -> tuple[float, float, float]:
-        return mean_from_sums(self.S[value][key], self.N[key])
+    def mean(self, value: str, key: int = 0, paired: bool = False) -> tuple[float, float, float]:
+        """The clustered mean of ``value`` for ``key`` (``paired``: a paired difference of two
+        agents, :func:`~kc_sim.stats.intervals.mean_from_sums`)."""
+        return mean_from_sums(self.S[value][key], self.N[key], paired=paired)
 
-    def rate(self, value: str, key: int = 0, n_deals: int | None = None) -> tuple[float, float, float]:
+    def rate(self, value: str, key: int = 0, n_deals: int | None = None, paired: bool = False):
         """The clustered rate of ``value`` for ``key``; ``n_deals`` (default: counted) is the
         sample size of a rate without variation."""
-        return rate_from_sums(self.S[value][key], self.N[key], self.deals(key) if n_deals is None else n_deals)
+        return rate_from_sums(self.S[value][key], self.N[key], self.deals(key) if n_deals is None else n_deals,
+                              paired=paired)
 
     # --- adding up and storing (the tally of a chunk) ------------------------------------
     def merge(self, other: Sums) -> Sums:

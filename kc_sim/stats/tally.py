@@ -254,9 +254,9 @@ class Tally:
             row["beats"] = int(round(self.total("pair", "beat", key)))
             row["ties"] = int(round(self.total("pair", "tie", key)))
             row["beat_rate"], row["beat_lo"], row["beat_hi"] = rate_from_sums(p.S["beat"][key], N, self.deals)
-            d = mean_from_sums(diff, N)
+            d = mean_from_sums(diff, N, paired=True)
             row["penalty_diff"], row["diff_lo"], row["diff_hi"] = d
-            ah = rate_from_sums(ahead, N, self.deals)
+            ah = rate_from_sums(ahead, N, self.deals, paired=True)
             row["ahead"], row["ahead_lo"], row["ahead_hi"] = ah
             row["level"] = bool(no_variation(d) and d[0] == 0 and no_variation(ah))
             rows.append(row)

@@ -3,10 +3,10 @@ parquet rows with pandas and scipy, clustered by deal (the ``group`` column: one
 its seatings and line-ups).
 
 The reference here is written from the definition, not from kc-sim's code: the rows in long
-form (one row per seat, or per ordered pair of seats, of every round), ``groupby("group")``
-for the per-deal sums, the cluster-robust (CR1) standard error, scipy's Student quantile on
-the deals minus one, and a Wilson interval with that quantile on the effective sample size
-for rates. kc-sim's figures must equal it (to 1e-6; the issue asks for widths within 0.8-1.3
+form (one row per seat, or per ordered pair of seats, of every round), and the reference
+interval of tests/helpers/intervals.py (``groupby("group")`` for the per-deal sums, the
+cluster-robust (CR1) standard error, scipy's Student quantile on the deals minus one, Hall's
+skewness transformation). kc-sim's figures must equal it (to 1e-6; the issue asks for widths within 0.8-1.3
 of it). The same intervals computed as if rounds were independent (what summary.parquet
 printed before) are off by more than that for some kinds, so these tests can fail.
 """
@@ -27,34 +27,12 @@ from kc_sim.analysis.variance import run_adjusted
 from kc_sim.cli.tournament import format_summary
 from kc_sim.tournament import results as R
 from kc_sim.tournament.run import run_tournament
+from tests.helpers.intervals import clustered
 
 AGENTS = ["greedy", "merger", "random", "king-first"]
 
 
 # --- the reference, from the definition ------------------------------------------------
-
-def clustered(values, groups, rate: bool = False, level: float = 0.95):
-    """(estimate, lo, hi) clustered by deal, from scratch with pandas and scipy."""
-    d = pd.DataFrame({"x": np.asarray(values, float), "g": np.asarray(groups)})
-    per = d.groupby("g")["x"].agg(["sum", "size"])
-    S, N = per["sum"].to_numpy(), per["size"].to_numpy(float)
-    g = len(per)
-    m = S.sum() / N.sum()
-    se = math.sqrt(g / (g - 1) * ((S - m * N) ** 2).sum()) / N.sum()
-    t = float(student_t.ppf(0.5 + level / 2, g - 1))
-    if not rate:
-        return m, m - t * se, m + t * se
-    if se == 0 and 0 < m < 1:
-        return m, m, m
-    if m in (0.0, 1.0):
-        n, q = g, float(student_t.ppf(0.975, 1e12))
-    else:
-        n, q = m * (1 - m) / se ** 2, t
-    den = 1 + q * q / n
-    centre = (m + q * q / (2 * n)) / den
-    half = q * math.sqrt(m * (1 - m) / n + q * q / (4 * n * n)) / den
-    return m, max(0.0, centre - half), min(1.0, centre + half)
-
 
 def independent(values, rate: bool = False):
     """The same figure as if every observation were independent (the old summary)."""
@@ -153,10 +131,10 @@ def test_summary_pair_rows(run):
         close((r.win_rate, r.win_lo, r.win_hi), clustered(d["won"], g, rate=True), f"{a}-{b} win")
         close((r.mean_penalty, r.penalty_lo, r.penalty_hi), clustered(d["pa"], g), f"{a}-{b} penalty")
         close((r.beat_rate, r.beat_lo, r.beat_hi), clustered(d["pa"] < d["pb"], g, rate=True), f"{a}-{b} beat")
-        diff = clustered(d["pa"] - d["pb"], g)
+        diff = clustered(d["pa"] - d["pb"], g, paired=True)
         close((r.penalty_diff, r.diff_lo, r.diff_hi), diff, f"{a}-{b} diff")
         ahead = np.where(d["pa"] < d["pb"], 1.0, np.where(d["pa"] == d["pb"], 0.5, 0.0))
-        close((r.ahead, r.ahead_lo, r.ahead_hi), clustered(ahead, g, rate=True), f"{a}-{b} ahead")
+        close((r.ahead, r.ahead_lo, r.ahead_hi), clustered(ahead, g, rate=True, paired=True), f"{a}-{b} ahead")
         naive = independent(d["pa"] - d["pb"])
         if diff[2] > diff[1]:
             ratios.append((naive[2] - naive[1]) / (diff[2] - diff[1]))
@@ -204,9 +182,9 @@ def test_scan_figures(run):
     for row in st.head_to_head():
         d = P[(P["a"] == row["agent"]) & (P["b"] == row["opponent"])]
         ahead = np.where(d["pa"] < d["pb"], 1.0, np.where(d["pa"] == d["pb"], 0.5, 0.0))
-        close(row["score"], clustered(ahead, d["group"], rate=True), "ahead (scan)")
+        close(row["score"], clustered(ahead, d["group"], rate=True, paired=True), "ahead (scan)")
         close(row["win"], clustered(d["won"], d["group"], rate=True), "pair win (scan)")
-        close(row["diff"], clustered(d["pa"] - d["pb"], d["group"]), "diff (scan)")
+        close(row["diff"], clustered(d["pa"] - d["pb"], d["group"], paired=True), "diff (scan)")
     for row in st.position_rows():
         d = S[S["position"] == row["position"]]
         close(row["win"], clustered(d["won"], d["group"], rate=True), f"position {row['position']}")
@@ -233,7 +211,8 @@ def test_leaderboard_shares_and_ratings(run):
     shares = board.attrs["metagame"].pairs.set_index(["agent", "opponent"])
     for (a, b), d in P.groupby(["a", "b"]):
         r = shares.loc[(a, b)]
-        close((r.share, r.share_lo, r.share_hi), clustered(d["score"], d["group"], rate=True), f"share {a}-{b}")
+        close((r.share, r.share_lo, r.share_hi), clustered(d["score"], d["group"], rate=True, paired=True),
+              f"share {a}-{b}")
     # ratings: the sandwich covariance clustered by deal, recomputed from the per-deal scores
     theta = board.set_index("agent")["theta"]
     names = list(theta.index)
@@ -270,6 +249,6 @@ def test_paired_difference_of_the_report(run):
     P = _comparisons(run["pairs"])
     for pa in run_adjusted(run["out"], expectation_deals=20_000):
         d = P[(P["a"] == pa.a) & (P["b"] == pa.b)]
-        want = clustered(d["score"], d["group"])
+        want = clustered(d["score"], d["group"], paired=True)
         lo, hi = pa.est.interval(adjusted=False)
         close((pa.est.mean, lo, hi), want, f"{pa.a}-{pa.b} per-deal score")

@@ -26,8 +26,10 @@ from kc_sim.analysis.experiments.findings import round_diff
 from kc_sim.analysis.scan import _open_run, scan_run
 from kc_sim.analysis.text import rules_label
 from kc_sim.errors import UserError
-from kc_sim.stats import Z95, mean_from_sums, rate_from_sums, sums
+from kc_sim.stats import mean_from_sums, rate_from_sums, sums
 from kc_sim.tournament.run import run_tournament
+from tests.helpers.intervals import clustered as reference
+from tests.helpers.intervals import per_deal
 
 AGENTS = ["greedy", "king-first", "merger", "random"]
 
@@ -183,23 +185,13 @@ def _select(x, cluster, mask):
     return (x[mask], cluster[mask]) if mask is not None else (x, cluster)
 
 
-def cluster_mean(x, cluster, mask=None) -> tuple[float, float, float]:
-    """``(mean, lo, hi)`` of ``x`` with a cluster-robust interval: the ratio estimator
-    sum(x) / n over clusters (deals), standard error from the per-cluster residuals,
-    Student's quantile on the clusters minus one (scipy's). NaNs when there is nothing to
-    average."""
+def cluster_mean(x, cluster, mask=None, paired=False) -> tuple[float, float, float]:
+    """``(mean, lo, hi)`` of ``x`` clustered by deal: the reference interval of
+    tests/helpers/intervals.py. NaNs when there is nothing to average."""
     x, cluster = _select(x, cluster, mask)
     if len(x) == 0:
         return math.nan, math.nan, math.nan
-    s, n = _cluster_sums(x, cluster)
-    g = len(s)
-    mean = s.sum() / n.sum()
-    if g < 2:
-        return float(mean), math.nan, math.nan
-    r = s - mean * n
-    se = math.sqrt(g / (g - 1) * float((r * r).sum())) / n.sum()
-    t = float(student_t.ppf(0.975, g - 1))
-    return float(mean), float(mean - t * se), float(mean + t * se)
+    return reference(x, cluster, paired=paired)
 
 
 def _cluster_sums(x: np.ndarray, cluster: np.ndarray):
@@ -218,38 +210,13 @@ def _n_clusters(cluster: np.ndarray) -> int:
     return len(_cluster_sums(np.zeros(len(cluster)), cluster)[1])
 
 
-def _wilson(k: float, n: float, z: float = Z95) -> tuple[float, float]:
-    if n <= 0:
-        return math.nan, math.nan
-    p = k / n
-    den = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0)) / den
-    lo = 0.0 if p <= 0 else max(0.0, centre - half)
-    hi = 1.0 if p >= 1 else min(1.0, centre + half)
-    return lo, hi
-
-
-def cluster_rate(x, cluster, mask=None) -> tuple[float, float, float]:
-    """``(rate, lo, hi)`` of a 0/1 outcome (or a score in [0, 1]): a Wilson interval with
-    Student's quantile on the effective sample size p (1 - p) / se**2, se clustered by deal.
-    With no variation at all: p 0 or 1 takes the number of deals as the sample size (normal
-    quantile), any other p a zero-width interval."""
+def cluster_rate(x, cluster, mask=None, paired=False) -> tuple[float, float, float]:
+    """``(rate, lo, hi)`` of a 0/1 outcome (or a score in [0, 1]) clustered by deal: the
+    reference interval of tests/helpers/intervals.py for rates."""
     x, cluster = _select(x, cluster, mask)
     if len(x) == 0:
         return math.nan, math.nan, math.nan
-    p, lo, hi = cluster_mean(x, cluster)
-    g = _n_clusters(cluster)
-    if math.isnan(lo) or p <= 0 or p >= 1:
-        lo, hi = _wilson(p * g, g, Z95)
-        return float(p), lo, hi
-    t = float(student_t.ppf(0.975, g - 1))
-    se = (hi - lo) / (2 * t)
-    if se == 0:
-        return float(p), float(p), float(p)
-    n_eff = p * (1 - p) / (se * se)
-    lo, hi = _wilson(p * n_eff, n_eff, t)
-    return float(p), lo, hi
+    return reference(x, cluster, rate=True, paired=paired)
 
 
 def head_to_head(data: RunData) -> list[dict]:
@@ -276,8 +243,8 @@ def head_to_head(data: RunData) -> list[dict]:
             g = data.group[both]
             rows.append({
                 "agent": data.labels[a], "opponent": data.labels[b], "a": a, "b": b, "rounds": int(both.sum()),
-                "score": cluster_rate(score, g), "win": cluster_rate(won, g),
-                "diff": cluster_mean(pa - pb, g),
+                "score": cluster_rate(score, g, paired=True), "win": cluster_rate(won, g),
+                "diff": cluster_mean(pa - pb, g, paired=True),
             })
     return rows
 
@@ -379,9 +346,9 @@ def _pair_figures(d, a: int, b: int) -> dict | None:
     return {
         "rounds": int(both.sum()),
         "win_a": cluster_rate(wa, g), "win_b": cluster_rate(wb, g),
-        "win_diff": cluster_mean(wa - wb, g),
-        "ahead": cluster_rate(np.where(pa < pb, 1.0, np.where(pa == pb, 0.5, 0.0)), g),
-        "pen_diff": cluster_mean((pa - pb).astype(np.float64), g),
+        "win_diff": cluster_mean(wa - wb, g, paired=True),
+        "ahead": cluster_rate(np.where(pa < pb, 1.0, np.where(pa == pb, 0.5, 0.0)), g, paired=True),
+        "pen_diff": cluster_mean((pa - pb).astype(np.float64), g, paired=True),
         "twice": _deals_won_twice(d, a, b),
     }
 
@@ -396,16 +363,18 @@ def _diff(x1, g1, x2, g2, paired: bool):
     the same deals, else as independent estimates."""
 
     if paired:
-        return cluster_mean(np.asarray(x1, np.float64) - np.asarray(x2, np.float64), g1)
-    (m1, lo1, hi1), (m2, lo2, hi2) = cluster_mean(x1, g1), cluster_mean(x2, g2)
-    n1, n2 = _n_clusters(np.asarray(g1)), _n_clusters(np.asarray(g2))
-    v1 = ((hi1 - lo1) / (2 * student_t.ppf(0.975, n1 - 1))) ** 2
-    v2 = ((hi2 - lo2) / (2 * student_t.ppf(0.975, n2 - 1))) ** 2
+        return cluster_mean(np.asarray(x1, np.float64) - np.asarray(x2, np.float64), g1, paired=True)
+    def mean_var(x, g):
+        S, N = per_deal(x, g)
+        m = S.sum() / N.sum()
+        return m, len(S) / (len(S) - 1) * ((S - m * N) ** 2).sum() / N.sum() ** 2, len(S)
+
+    (m1, v1, n1), (m2, v2, n2) = mean_var(x1, g1), mean_var(x2, g2)
+    d = m1 - m2
     if v1 + v2 == 0:                                                       # no variation in either run
-        return m1 - m2, m1 - m2, m1 - m2
+        return d, d, d
     df = (v1 + v2) ** 2 / (v1 ** 2 / (n1 - 1) + v2 ** 2 / (n2 - 1))       # Welch-Satterthwaite
     half = student_t.ppf(0.975, df) * math.sqrt(v1 + v2)
-    d = m1 - m2
     return d, d - half, d + half
 
 
@@ -609,7 +578,8 @@ def test_runs_on_the_same_deals_are_paired_as_before(tmp_path, monkeypatch):
     d, a, w = data["b"], data["a"], s8["a"].width
     v, u = _round_values(d), _round_values(a)
     for i, k in enumerate(("turns", "blocked", "edge", "penalty")):
-        assert_close(_pair_streamed(s8["b"], s8["a"])["diffs"][i], cluster_mean(v[k] - u[k], d.group // w))
+        assert_close(_pair_streamed(s8["b"], s8["a"])["diffs"][i], cluster_mean(v[k] - u[k], d.group // w,
+                                                                                 paired=True))
 
 
 def test_batches_of_deals(runs, monkeypatch):

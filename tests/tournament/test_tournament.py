@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import typer
-from scipy.stats import t as student_t
 from typer.testing import CliRunner
 
 from kc_sim.cli.tournament import bench_agent, tournament
@@ -25,6 +24,7 @@ from kc_sim.tournament.schedule import (
     rotations,
     seat_lineup,
 )
+from tests.helpers.intervals import clustered
 
 
 def _three_agents() -> list[str]:
@@ -155,12 +155,9 @@ def test_summary_recomputed_from_rounds_with_pandas(reference_run):
         assert r["rounds"] == e["rounds"] and r["wins"] == e["wins"]
         assert r["win_rate"] == pytest.approx(e["wins"] / e["rounds"])
         assert r["mean_penalty"] == pytest.approx(e["mean_penalty"])
-        # clustered by deal: the t interval of the per-deal sums' residuals (CR1), g - 1 df
-        per_deal = long[long["agent"] == agent].groupby("group")["penalty"].agg(["sum", "size"])
-        g = len(per_deal)
-        resid = per_deal["sum"] - e["mean_penalty"] * per_deal["size"]
-        se = np.sqrt(g / (g - 1) * (resid ** 2).sum()) / per_deal["size"].sum()
-        assert r["penalty_hi"] - r["mean_penalty"] == pytest.approx(student_t.ppf(0.975, g - 1) * se)
+        # clustered by deal (tests/helpers/intervals.py: per-deal sums, CR1, Student's t, Hall)
+        mine = long[long["agent"] == agent]
+        assert (r["penalty_lo"], r["penalty_hi"]) == pytest.approx(clustered(mine["penalty"], mine["group"])[1:])
         assert r["win_lo"] < r["win_rate"] < r["win_hi"]
         for s in range(2):
             assert r[f"win_rate_seat_{s}"] == pytest.approx(by_seat.loc[agent, s])

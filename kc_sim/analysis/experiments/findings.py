@@ -206,7 +206,7 @@ def round_diff(d1, d2, value: str, paired: bool):
     of the round-by-round differences), else as independent estimates."""
     (s1, n1), (s2, n2) = d1.round_sums(value), d2.round_sums(value)
     if paired:
-        return mean_from_sums(s1 - s2, n1)
+        return mean_from_sums(s1 - s2, n1, paired=True)
     return difference_of_independent(s1, n1, s2, n2)
 
 

@@ -1,0 +1,413 @@
+"""The coverage study: do kc-sim's 95% intervals cover the truth 95% of the time?
+
+Many tournaments are simulated whose truth is known, each is summarised by kc-sim's own code
+(the workers' :class:`~kc_sim.stats.Tally` and its summary, the scan's
+:class:`~kc_sim.analysis.run_stats.RunStats`, the leaderboard), and for every kind of interval
+kc-sim prints the share of intervals that contain the truth is counted. With ``runs``
+simulated tournaments per cell the binomial standard error around 95% is
+``sqrt(0.95 * 0.05 / runs)`` (0.49pp at 2,000 runs), so a kind is judged against the band
+93.5-96.5% only with 2,000 runs or more.
+
+**The synthetic tournament** (:class:`Model`) has the structure of a real one: ``A`` agents,
+``k`` seats, every line-up of ``k`` agents, every one of the ``k!`` seatings, and every deal
+played by all of them, so the rounds of a deal are correlated exactly as kc-sim's are. A deal
+``d`` draws a level ``c_d`` (how costly the deal is for everyone), a hand quality ``h_ds``
+for each seat and the first player; in a round the seat ``s`` held by agent ``a`` scores
+``X = h_ds + mu[position] + theta_a + e`` (``e`` a fresh normal per round for stochastic
+agents; for *identical* deterministic agents the same for every seating of the deal, so
+swapping two of them changes nothing). The highest ``X`` goes out (penalty 0) unless every
+``X`` is below a threshold that rises with ``c_d`` (blocked, about 3% of rounds); the others take the integer penalty
+``max(1, floor(exp(1 + 0.4 c_d - 0.6 X)))``. Matches add up three rounds on three deals of
+the match's group (lowest total wins, ties shared).
+
+**The truth** of every figure is its expectation under the model, computed once by Monte
+Carlo over many more deals (``truth_deals``; its error is a few percent of the narrowest
+interval studied), and exactly where symmetry gives it (self-play). Ratings are judged
+against the Bradley-Terry fit of the truth's comparisons.
+
+**Scenarios**: ``self-play`` (all agents equal, stochastic), ``difference`` (agents of known
+unequal strength), ``identical`` (equal and deterministic: every pairwise figure is the same
+in every deal, its interval has zero width at the exact truth; such intervals are counted
+apart as ``exact``, not as covering).
+
+``experiments/coverage.py`` runs the full study and writes its table;
+``tests/analysis/test_coverage.py`` runs a small one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kc_sim.analysis.leaderboard import Comparisons, fit_bt, rate_comparisons
+from kc_sim.analysis.run_stats import RunStats
+from kc_sim.stats import Tally
+from kc_sim.stats.intervals import no_variation
+
+#: the interval kinds, in the order of the table: (key, what it is, where it is printed)
+KINDS = (
+    ("agent_win", "win rate of an agent", "summary"),
+    ("agent_penalty", "mean penalty of an agent", "summary"),
+    ("seat_win", "win rate of an agent in a seat", "summary.parquet"),
+    ("pair_win", "win rate of an agent over the rounds with another", "summary, bench-agent"),
+    ("pair_penalty", "mean penalty of an agent over the rounds with another", "summary.parquet"),
+    ("beat", "share of rounds with a lower penalty than another", "summary.parquet"),
+    ("diff", "mean penalty difference (paired within the deal)", "summary, bench-agent"),
+    ("ahead", "finishes ahead (paired within the deal)", "summary, report"),
+    ("match_win", "match win rate (shared wins count)", "summary"),
+    ("match_total", "mean penalty total of a match", "summary"),
+    ("position_win", "win rate by position in turn order", "report, figures, findings"),
+    ("position_agent_win", "an agent's win rate by position", "report, figures"),
+    ("blocked", "share of blocked rounds", "report, findings"),
+    ("turns", "mean turns per round", "report, findings"),
+    ("share", "leaderboard pairwise share (bootstrap over deals)", "leaderboard"),
+    ("rating", "leaderboard rating (bootstrap over deals)", "leaderboard"),
+    ("rating_clustered", "leaderboard rating, --bootstrap 0 (sandwich)", "leaderboard --bootstrap 0"),
+    ("share_clustered", "leaderboard pairwise share, --bootstrap 0", "leaderboard --bootstrap 0"),
+)
+SCENARIOS = ("self-play", "difference", "identical")
+#: agents per player count (every line-up of k of them plays)
+AGENTS = {2: 3, 3: 4, 4: 4}
+#: skills of the "difference" scenario
+THETA = (0.25, 0.0, -0.1, -0.3)
+POSITION = (0.3, 0.1, 0.0, -0.1)
+#: a round is blocked when every seat's score is below this (plus 0.6 x the deal's level):
+#: about 3% of rounds, as in kc-sim's classic rules
+BLOCK = {2: -1.35, 3: -0.75, 4: -0.3}
+
+
+@dataclass
+class Model:
+    """The synthetic tournament of the module doc: ``players`` seats, ``agents`` agents
+    with skills ``theta``; ``identical``: deterministic play (equal agents swap exactly)."""
+
+    players: int
+    theta: tuple
+    identical: bool = False
+    lineups: tuple = field(init=False)
+    seatings: tuple = field(init=False)
+
+    def __post_init__(self):
+        k = self.players
+        self.lineups = tuple(itertools.combinations(range(len(self.theta)), k))
+        self.seatings = tuple(itertools.permutations(range(k)))
+
+    @classmethod
+    def scenario(cls, name: str, players: int) -> Model:
+        n = AGENTS[players]
+        if name == "difference":
+            return cls(players, THETA[:n])
+        return cls(players, (0.0,) * n, identical=name == "identical")
+
+    @property
+    def n_agents(self) -> int:
+        return len(self.theta)
+
+    @property
+    def rounds_per_deal(self) -> int:
+        return len(self.lineups) * len(self.seatings)
+
+    def _deals(self, rng, n: int):
+        k = self.players
+        return {"level": rng.normal(0.0, 0.5, n), "hand": rng.normal(0.0, 1.0, (n, k)),
+                "first": rng.integers(0, k, n), "luck": rng.normal(0.0, 1.0, (n, k))}
+
+    def _play(self, rng, deal, lineup, seating):
+        """Every deal once for a line-up in a seating: (agent, penalty, winner, blocked, turns)."""
+        k, n = self.players, len(deal["level"])
+        agent = np.array([lineup[q] for q in seating])
+        pos = (np.arange(k)[None, :] - deal["first"][:, None]) % k
+        e = deal["luck"] if self.identical else rng.normal(0.0, 1.0, (n, k))
+        X = deal["hand"] + np.asarray(POSITION)[pos] + np.asarray(self.theta)[agent][None, :] + e
+        blocked = X.max(axis=1) < BLOCK[k] + 0.6 * deal["level"]
+        winner = np.where(blocked, -1, X.argmax(axis=1))
+        pen = np.maximum(1, np.floor(np.exp(1.0 + 0.4 * deal["level"][:, None] - 0.6 * X))).astype(np.int64)
+        pen = np.minimum(pen, 60)
+        pen[np.arange(n), np.maximum(winner, 0)] = np.where(blocked, pen[np.arange(n), np.maximum(winner, 0)], 0)
+        turns = np.maximum(1, np.round(18 + 4 * deal["level"] + (0 if self.identical else rng.normal(0, 2, n))))
+        return np.tile(agent, (n, 1)), pen, winner, blocked, turns.astype(np.int64)
+
+    def rounds(self, rng, n_deals: int, first_group: int = 0) -> dict:
+        """The rounds of ``n_deals`` deals (groups ``first_group ..``), every line-up in every
+        seating: arrays as the scan reads them (plus ``lineup``)."""
+        deal = self._deals(rng, n_deals)
+        group = np.arange(first_group, first_group + n_deals)
+        cols = {c: [] for c in ("lineup", "group", "first", "agent", "penalty", "winner", "blocked", "turns")}
+        for li, lu in enumerate(self.lineups):
+            for seating in self.seatings:
+                agent, pen, winner, blocked, turns = self._play(rng, deal, lu, seating)
+                for c, v in (("lineup", np.full(n_deals, li)), ("group", group), ("first", deal["first"]),
+                             ("agent", agent), ("penalty", pen), ("winner", winner), ("blocked", blocked),
+                             ("turns", turns)):
+                    cols[c].append(v)
+        out = {c: np.concatenate(v) for c, v in cols.items()}
+        out["actions"] = out["turns"]
+        return out
+
+    def matches(self, rng, n_deals: int, length: int = 3) -> dict:
+        """Matches of ``length`` rounds, one per group, line-up and seating: (group, agent, total, winners)."""
+        deals = [self._deals(rng, n_deals) for _ in range(length)]
+        group = np.arange(n_deals)
+        G, A, T, W = [], [], [], []
+        for lu in self.lineups:
+            for seating in self.seatings:
+                total = 0
+                for d in deals:
+                    agent, pen, _, _, _ = self._play(rng, d, lu, seating)
+                    total = total + pen
+                low = total.min(axis=1, keepdims=True)
+                W.append(((total == low) * (1 << np.arange(self.players))[None, :]).sum(axis=1))
+                G.append(group)
+                A.append(agent)
+                T.append(total)
+        return {"group": np.concatenate(G), "agent": np.concatenate(A), "total": np.concatenate(T),
+                "winners": np.concatenate(W)}
+
+
+# --- summarising a simulated run with kc-sim's own code ---------------------------------------
+
+def labels(model: Model) -> list[str]:
+    return [f"a{i}" for i in range(model.n_agents)]
+
+
+def tally_of(model: Model, r: dict, m: dict | None = None) -> Tally:
+    """The tournament's tally of the rounds (and matches), as the workers fill it."""
+    t = Tally.for_deals(model.n_agents, model.players, int(r["group"].max()) + 1)
+    t.add_rounds(r["group"], r["agent"], r["penalty"], r["winner"], count_deals=False)
+    t.deals = len(np.unique(r["group"]))
+    if m is not None:
+        t.add_matches(m["group"], m["agent"], m["total"], m["winners"], count_deals=False)
+        t.match_deals = len(np.unique(m["group"]))
+    return t
+
+
+def scan_of(model: Model, r: dict) -> RunStats:
+    """The scan's statistics of the rounds, line-up by line-up as from a run folder."""
+    n_deals = int(r["group"].max()) + 1
+    st = RunStats(path=None, manifest={"schedule": {"lineups": [list(x) for x in model.lineups]}},
+                  labels=labels(model), players=model.players, rules="classic", mode="rounds", seed=0,
+                  width=1, n_deals=n_deals)
+    st._init_sums()
+    for li in range(len(model.lineups)):
+        here = r["lineup"] == li
+        st.add_rounds({c: v[here] for c, v in r.items()}, li)
+    st.finish()
+    return st
+
+
+def comparisons_of(model: Model, r: dict) -> Comparisons:
+    """The leaderboard's comparisons of the rounds, summed per (deal, pair)."""
+    A, k = model.n_agents, model.players
+    units, pairs, scores = [], [], []
+    for s, t in itertools.combinations(range(k), 2):
+        a, b = r["agent"][:, s], r["agent"][:, t]
+        ps, pt = r["penalty"][:, s], r["penalty"][:, t]
+        sc = np.where(ps < pt, 1.0, np.where(ps == pt, 0.5, 0.0))
+        swap = a > b
+        units.append(r["group"])
+        pairs.append(np.where(swap, b * A + a, a * A + b))
+        scores.append(np.where(swap, 1 - sc, sc))
+    unit, pair, score = (np.concatenate(x) for x in (units, pairs, scores))
+    key = unit * A * A + pair
+    uk, inv = np.unique(key, return_inverse=True)
+    S = np.bincount(inv, weights=score)
+    N = np.bincount(inv).astype(np.float64)
+    u, p = np.divmod(uk, A * A)
+    a, b = np.divmod(p, A)
+    du, dense = np.unique(u, return_inverse=True)
+    rounds = np.bincount(r["agent"].ravel(), minlength=A) // 1
+    return Comparisons(labels(model), dense, a, b, S, N, rounds, len(du), len(r["group"]))
+
+
+def intervals(model: Model, r: dict, m: dict | None = None, bootstrap: int = 0, seed: int = 0) -> dict:
+    """Every interval of a simulated run by kind: ``{kind: {key: (value, lo, hi)}}``."""
+    names = labels(model)
+    A, k = model.n_agents, model.players
+    t = tally_of(model, r, m)
+    out: dict = {kind: {} for kind, _, _ in KINDS}
+    agents = t.agent_table(names).set_index("agent")
+    for a, name in enumerate(names):
+        row = agents.loc[name]
+        out["agent_win"][a] = (row.win_rate, row.win_lo, row.win_hi)
+        out["agent_penalty"][a] = (row.mean_penalty, row.penalty_lo, row.penalty_hi)
+        for s in range(k):
+            out["seat_win"][(a, s)] = (row[f"win_rate_seat_{s}"], row[f"win_lo_seat_{s}"], row[f"win_hi_seat_{s}"])
+        if m is not None:
+            out["match_win"][a] = (row.match_win_rate, row.match_win_lo, row.match_win_hi)
+            out["match_total"][a] = (row.mean_total, row.total_lo, row.total_hi)
+    for row in t.head_to_head(names).itertuples(index=False):
+        key = (names.index(row.agent), names.index(row.opponent))
+        out["pair_win"][key] = (row.win_rate, row.win_lo, row.win_hi)
+        out["pair_penalty"][key] = (row.mean_penalty, row.penalty_lo, row.penalty_hi)
+        out["beat"][key] = (row.beat_rate, row.beat_lo, row.beat_hi)
+        out["diff"][key] = (row.penalty_diff, row.diff_lo, row.diff_hi)
+        out["ahead"][key] = (row.ahead, row.ahead_lo, row.ahead_hi)
+    st = scan_of(model, r)
+    for row in st.position_rows():
+        out["position_win"][row["position"]] = row["win"]
+    for a in range(A):
+        for row in st.position_rows(a):
+            out["position_agent_win"][(a, row["position"])] = row["win"]
+    ends = st.end_rows()
+    out["blocked"][0], out["turns"][0] = ends["blocked"], ends["turns"]
+    c = comparisons_of(model, r)
+    for how, b in (("clustered", 0), ("", bootstrap)):
+        if how == "" and not bootstrap:
+            continue
+        board = rate_comparisons(c, bootstrap=b, seed=seed)
+        suffix = "_clustered" if how else ""
+        for row in board.itertuples(index=False):
+            out["rating" + suffix][names.index(row.agent)] = (row.theta, row.theta_lo, row.theta_hi)
+        for row in board.attrs["metagame"].pairs.itertuples(index=False):
+            out["share" + suffix][(names.index(row.agent), names.index(row.opponent))] = (
+                row.share, row.share_lo, row.share_hi)
+    return {kind: v for kind, v in out.items() if v}
+
+
+# --- the truth ---------------------------------------------------------------------------------
+
+def truth(model: Model, deals: int = 200_000, seed: int = 12345, chunk: int = 20_000) -> dict:
+    """The expectation of every figure under the model by Monte Carlo over ``deals`` deals (and
+    the Bradley-Terry strengths of its comparisons), in the keys of :func:`intervals`."""
+    rng = np.random.default_rng(seed)
+    A, k = model.n_agents, model.players
+    big = Tally(A, k)
+    W, N = np.zeros((A, A)), np.zeros((A, A))
+    pos = np.zeros((2, k))
+    pos_agent = np.zeros((2, A, k))
+    blocked = turns = n = 0.0
+    for start in range(0, deals, chunk):
+        r = model.rounds(rng, min(chunk, deals - start))
+        m = model.matches(rng, min(chunk, deals - start))
+        r["group"] = r["group"] * 0               # one cluster: only the sums matter here
+        m["group"] = m["group"] * 0
+        big.add_rounds(r["group"], r["agent"], r["penalty"], r["winner"])
+        big.add_matches(m["group"], m["agent"], m["total"], m["winners"])
+        for s in range(k):
+            p = (s - r["first"]) % k
+            won = r["winner"] == s
+            np.add.at(pos[0], p, won)
+            np.add.at(pos[1], p, 1)
+            np.add.at(pos_agent[0], (r["agent"][:, s], p), won)
+            np.add.at(pos_agent[1], (r["agent"][:, s], p), 1)
+        blocked += r["blocked"].sum()
+        turns += r["turns"].sum()
+        n += len(r["group"])
+        for s, t in itertools.permutations(range(k), 2):
+            ps, pt = r["penalty"][:, s], r["penalty"][:, t]
+            np.add.at(W, (r["agent"][:, s], r["agent"][:, t]), np.where(ps < pt, 1.0, np.where(ps == pt, 0.5, 0.0)))
+            np.add.at(N, (r["agent"][:, s], r["agent"][:, t]), 1.0)
+    out: dict = {kind: {} for kind, _, _ in KINDS}
+    ag, se, pr, ma = big.agent, big.seat, big.pair, big.match
+    for a in range(A):
+        out["agent_win"][a] = ag.total("win", a) / ag.count(a)
+        out["agent_penalty"][a] = ag.total("penalty", a) / ag.count(a)
+        out["match_win"][a] = ma.total("win", a) / ma.count(a)
+        out["match_total"][a] = ma.total("total", a) / ma.count(a)
+        for s in range(k):
+            out["seat_win"][(a, s)] = se.total("win", a * k + s) / se.count(a * k + s)
+        for p in range(k):
+            out["position_agent_win"][(a, p)] = pos_agent[0, a, p] / pos_agent[1, a, p]
+        for b in range(A):
+            if a == b:
+                continue
+            ab, ba = a * A + b, b * A + a
+            nn = pr.count(ab)
+            out["pair_win"][(a, b)] = pr.total("win", ab) / nn
+            out["pair_penalty"][(a, b)] = pr.total("penalty", ab) / nn
+            out["beat"][(a, b)] = pr.total("beat", ab) / nn
+            out["diff"][(a, b)] = (pr.total("penalty", ab) - pr.total("penalty", ba)) / nn
+            out["ahead"][(a, b)] = (pr.total("beat", ab) + 0.5 * pr.total("tie", ab)) / nn
+            out["share"][(a, b)] = out["share_clustered"][(a, b)] = out["ahead"][(a, b)]
+    for p in range(k):
+        out["position_win"][p] = pos[0, p] / pos[1, p]
+    out["blocked"][0], out["turns"][0] = blocked / n, turns / n
+    theta, _ = fit_bt(W, N, prior=0.0)
+    for a in range(A):
+        out["rating"][a] = out["rating_clustered"][a] = theta[a]
+    if all(x == model.theta[0] for x in model.theta):            # self-play: what symmetry says exactly
+        for kind in ("diff",):
+            out[kind] = {key: 0.0 for key in out[kind]}
+        for kind in ("ahead", "share", "share_clustered"):
+            out[kind] = {key: 0.5 for key in out[kind]}
+        for kind in ("rating", "rating_clustered"):
+            out[kind] = {key: 0.0 for key in out[kind]}
+    return out
+
+
+# --- the study ---------------------------------------------------------------------------------
+
+@dataclass
+class Cell:
+    """One cell of the study: a model, a number of deals, and the counts per kind."""
+
+    scenario: str
+    players: int
+    deals: int
+    runs: int = 0
+    covered: dict = field(default_factory=dict)     # kind -> intervals containing the truth
+    total: dict = field(default_factory=dict)       # kind -> intervals (zero-width exact ones left out)
+    exact: dict = field(default_factory=dict)       # kind -> zero-width intervals at the exact truth
+    width: dict = field(default_factory=dict)       # kind -> sum of widths
+
+    def add(self, got: dict, true: dict) -> None:
+        for kind, per_key in got.items():
+            for key, ci in per_key.items():
+                v, lo, hi = ci
+                tv = true[kind][key]
+                if math.isnan(lo):
+                    continue
+                if no_variation(ci) and abs(v - tv) < 1e-12:
+                    self.exact[kind] = self.exact.get(kind, 0) + 1
+                    continue
+                self.total[kind] = self.total.get(kind, 0) + 1
+                self.covered[kind] = self.covered.get(kind, 0) + int(lo <= tv <= hi)
+                self.width[kind] = self.width.get(kind, 0.0) + (hi - lo)
+
+    def coverage(self, kind: str) -> float:
+        return self.covered.get(kind, 0) / self.total[kind] if self.total.get(kind) else math.nan
+
+
+def run_cell(scenario: str, players: int, deals: int, runs: int, *, true: dict | None = None, bootstrap: int = 0,
+             matches: bool = True, seed: int = 0, truth_deals: int = 200_000) -> Cell:
+    """``runs`` simulated tournaments of ``deals`` deals, each summarised by kc-sim and checked
+    against the truth."""
+    model = Model.scenario(scenario, players)
+    true = true if true is not None else truth(model, truth_deals)
+    cell = Cell(scenario, players, deals)
+    rng = np.random.default_rng([seed, players, deals, SCENARIOS.index(scenario)])
+    for i in range(runs):
+        r = model.rounds(rng, deals)
+        m = model.matches(rng, deals) if matches else None
+        cell.add(intervals(model, r, m, bootstrap=bootstrap, seed=i), true)
+        cell.runs += 1
+    return cell
+
+
+def band(runs: int, level: float = 0.95, sigmas: float = 3.0) -> tuple[float, float]:
+    """The coverage a correct 95% interval shows in ``runs`` runs, within ``sigmas`` binomial
+    standard errors (one interval per run: pooling keys of one run only narrows it)."""
+    se = math.sqrt(level * (1 - level) / runs)
+    return level - sigmas * se, level + sigmas * se
+
+
+def table(cells: list[Cell]) -> str:
+    """The coverage table (markdown): one row per kind, one column per cell."""
+    head = "| interval kind | printed by | " + " | ".join(
+        f"{c.players}p {c.scenario} {c.deals} deals" for c in cells) + " |"
+    lines = [head, "|---|---|" + "---|" * len(cells)]
+    for kind, what, where in KINDS:
+        cells_txt = []
+        for c in cells:
+            cov = c.coverage(kind)
+            if math.isnan(cov):
+                cells_txt.append("exact" if c.exact.get(kind) else "-")
+            else:
+                cells_txt.append(f"{100 * cov:.1f}%" + (" (+exact)" if c.exact.get(kind) else ""))
+        if any(x != "-" for x in cells_txt):
+            lines.append(f"| {what} | {where} | " + " | ".join(cells_txt) + " |")
+    lines.append("| runs per cell | | " + " | ".join(f"{c.runs:,}" for c in cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,62 @@
+"""The reference interval of the tests, written from its definition (docs/analysis.md, "What
+the intervals are") with pandas and scipy, not from kc-sim's code: clustered by deal (per-deal
+sums by ``groupby``), the cluster-robust (CR1) standard error, scipy's Student quantile on the
+deals minus one, Hall's skewness transformation of the studentised mean (the sample skewness soft-thresholded
+by sqrt(6 / g)), and for rates the
+bounds kept inside [0, 1] (a rate of exactly 0 or 1: the Wilson interval of the deals)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+from scipy.stats import t as student_t
+
+
+def per_deal(values, groups) -> tuple[np.ndarray, np.ndarray]:
+    """Per-deal sums and counts of ``values`` (one per observation) by deal ``groups``."""
+    d = pd.DataFrame({"x": np.asarray(values, float), "g": np.asarray(groups)})
+    per = d.groupby("g")["x"].agg(["sum", "size"])
+    return per["sum"].to_numpy(), per["size"].to_numpy(float)
+
+
+def wilson(k: float, n: float, z: float) -> tuple[float, float]:
+    p = k / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (0.0 if p <= 0 else max(0.0, centre - half)), (1.0 if p >= 1 else min(1.0, centre + half))
+
+
+def from_sums(S, N, rate: bool = False, level: float = 0.95, paired: bool = False) -> tuple[float, float, float]:
+    S, N = np.asarray(S, float), np.asarray(N, float)
+    g = len(S)
+    m = S.sum() / N.sum()
+    if g < 2:
+        return m, math.nan, math.nan
+    r = S - m * N
+    se = math.sqrt(g / (g - 1) * (r ** 2).sum()) / N.sum()
+    if rate and m in (0.0, 1.0):
+        return (m, *wilson(m * g, g, float(norm.ppf(0.5 + level / 2))))
+    if se == 0:
+        return m, m, m
+    skew = (r ** 3).mean() / (r ** 2).mean() ** 1.5
+    skew = np.sign(skew) * max(0.0, abs(skew) - math.sqrt(6 / g))      # shrunk by its se under symmetry
+    if paired:                                                         # a paired difference: the plain t
+        skew = 0.0
+    a, b = skew / (3 * math.sqrt(g)), skew / (6 * math.sqrt(g))
+    q = float(student_t.ppf(0.5 + level / 2, g - 1))
+
+    def inverse(y):                  # of T + a T^2 + a^2 T^3 / 3 + b (Hall 1992)
+        return y - b if abs(a) < 1e-12 else (np.cbrt(1 + 3 * a * (y - b)) - 1) / a
+
+    lo, hi = m - se * inverse(q), m - se * inverse(-q)
+    return (m, max(0.0, lo), min(1.0, hi)) if rate else (m, lo, hi)
+
+
+def clustered(values, groups, rate: bool = False, level: float = 0.95, paired: bool = False):
+    """(estimate, lo, hi) of the mean of ``values`` (or their rate) clustered by ``groups``;
+    ``paired``: a paired difference of two agents (no skewness correction)."""
+    return from_sums(*per_deal(values, groups), rate=rate, level=level, paired=paired)
