@@ -30,7 +30,7 @@ unequal strength), ``identical`` (equal and deterministic: every pairwise figure
 in every deal, its interval has zero width at the exact truth; such intervals are counted
 apart as ``exact``, not as covering).
 
-``experiments/coverage.py`` runs the full study and writes its table;
+``experiments/interval_coverage.py`` runs the full study and writes its table;
 ``tests/analysis/test_coverage.py`` runs a small one.
 """
 
@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kc_sim.analysis.leaderboard import Comparisons, fit_bt, rate_comparisons
+from kc_sim.analysis.leaderboard import Comparisons, _totals, fit_bt, rate_comparisons, sandwich_cov
 from kc_sim.analysis.run_stats import RunStats
 from kc_sim.stats import Tally
-from kc_sim.stats.intervals import no_variation
+from kc_sim.stats.intervals import mean_from_sums, no_variation, rate_from_sums, t_of
 
 #: the interval kinds, in the order of the table: (key, what it is, where it is printed)
 KINDS = (
@@ -223,28 +223,31 @@ def comparisons_of(model: Model, r: dict) -> Comparisons:
 
 
 def intervals(model: Model, r: dict, m: dict | None = None, bootstrap: int = 0, seed: int = 0) -> dict:
-    """Every interval of a simulated run by kind: ``{kind: {key: (value, lo, hi)}}``."""
-    names = labels(model)
+    """Every interval of a simulated run by kind: ``{kind: {key: (value, lo, hi)}}``: the
+    tally's (as :meth:`~kc_sim.stats.Tally.agent_table` and
+    :meth:`~kc_sim.stats.Tally.head_to_head` compute them), the scan's, and the leaderboard's
+    (with ``bootstrap`` resamples: the whole :func:`~kc_sim.analysis.leaderboard.rate_comparisons`)."""
     A, k = model.n_agents, model.players
     t = tally_of(model, r, m)
     out: dict = {kind: {} for kind, _, _ in KINDS}
-    agents = t.agent_table(names).set_index("agent")
-    for a, name in enumerate(names):
-        row = agents.loc[name]
-        out["agent_win"][a] = (row.win_rate, row.win_lo, row.win_hi)
-        out["agent_penalty"][a] = (row.mean_penalty, row.penalty_lo, row.penalty_hi)
+    for a in range(A):
+        out["agent_win"][a] = t.rate("agent", "win", a)
+        out["agent_penalty"][a] = t.mean("agent", "penalty", a)
         for s in range(k):
-            out["seat_win"][(a, s)] = (row[f"win_rate_seat_{s}"], row[f"win_lo_seat_{s}"], row[f"win_hi_seat_{s}"])
+            out["seat_win"][(a, s)] = t.rate("seat", "win", a * k + s)
         if m is not None:
-            out["match_win"][a] = (row.match_win_rate, row.match_win_lo, row.match_win_hi)
-            out["match_total"][a] = (row.mean_total, row.total_lo, row.total_hi)
-    for row in t.head_to_head(names).itertuples(index=False):
-        key = (names.index(row.agent), names.index(row.opponent))
-        out["pair_win"][key] = (row.win_rate, row.win_lo, row.win_hi)
-        out["pair_penalty"][key] = (row.mean_penalty, row.penalty_lo, row.penalty_hi)
-        out["beat"][key] = (row.beat_rate, row.beat_lo, row.beat_hi)
-        out["diff"][key] = (row.penalty_diff, row.diff_lo, row.diff_hi)
-        out["ahead"][key] = (row.ahead, row.ahead_lo, row.ahead_hi)
+            out["match_win"][a] = t.rate("match", "win", a)
+            out["match_total"][a] = t.mean("match", "total", a)
+        for b in range(A):
+            key = a * A + b
+            if a == b or t.count("pair", key) == 0:
+                continue
+            N, win, diff, ahead = t.pair_sums(a, b)
+            out["pair_win"][(a, b)] = rate_from_sums(win, N, t.deals)
+            out["pair_penalty"][(a, b)] = mean_from_sums(t.pair.S["penalty"][key], N)
+            out["beat"][(a, b)] = rate_from_sums(t.pair.S["beat"][key], N, t.deals)
+            out["diff"][(a, b)] = mean_from_sums(diff, N, paired=True)
+            out["ahead"][(a, b)] = rate_from_sums(ahead, N, t.deals, paired=True)
     st = scan_of(model, r)
     for row in st.position_rows():
         out["position_win"][row["position"]] = row["win"]
@@ -254,15 +257,26 @@ def intervals(model: Model, r: dict, m: dict | None = None, bootstrap: int = 0, 
     ends = st.end_rows()
     out["blocked"][0], out["turns"][0] = ends["blocked"], ends["turns"]
     c = comparisons_of(model, r)
-    for how, b in (("clustered", 0), ("", bootstrap)):
-        if how == "" and not bootstrap:
-            continue
-        board = rate_comparisons(c, bootstrap=b, seed=seed)
-        suffix = "_clustered" if how else ""
+    W, N = _totals(c)
+    theta, cov = fit_bt(W, N)
+    se = np.sqrt(np.maximum(np.diag(sandwich_cov(c, theta, cov)), 0.0))
+    q = t_of(0.95, c.n_units - 1)
+    for a in range(A):
+        out["rating_clustered"][a] = (theta[a], theta[a] - q * se[a], theta[a] + q * se[a])
+    key = c.a * A + c.b
+    for pk in np.unique(key):
+        here = key == pk
+        a, b = divmod(int(pk), A)
+        sh = rate_from_sums(c.score[here], c.count[here], paired=True)
+        out["share_clustered"][(a, b)] = sh
+        out["share_clustered"][(b, a)] = (1 - sh[0], 1 - sh[2], 1 - sh[1])
+    if bootstrap:
+        names = labels(model)
+        board = rate_comparisons(c, bootstrap=bootstrap, seed=seed)
         for row in board.itertuples(index=False):
-            out["rating" + suffix][names.index(row.agent)] = (row.theta, row.theta_lo, row.theta_hi)
+            out["rating"][names.index(row.agent)] = (row.theta, row.theta_lo, row.theta_hi)
         for row in board.attrs["metagame"].pairs.itertuples(index=False):
-            out["share" + suffix][(names.index(row.agent), names.index(row.opponent))] = (
+            out["share"][(names.index(row.agent), names.index(row.opponent))] = (
                 row.share, row.share_lo, row.share_hi)
     return {kind: v for kind, v in out.items() if v}
 
@@ -411,3 +425,143 @@ def table(cells: list[Cell]) -> str:
             lines.append(f"| {what} | {where} | " + " | ".join(cells_txt) + " |")
     lines.append("| runs per cell | | " + " | ".join(f"{c.runs:,}" for c in cells) + " |")
     return "\n".join(lines)
+
+
+# --- real agents -----------------------------------------------------------------------------
+
+def real_tally(agents, players: int, deals: int, seed: int, rules: str = "classic", start: int = 0,
+               width_deals: int | None = None) -> tuple[Tally, list[str]]:
+    """The tally of a real tournament of ``agents`` on deals ``start .. start + deals`` of run
+    seed ``seed``, made by the workers' own code (:func:`kc_sim.tournament.worker.run_chunk`,
+    one chunk per line-up), without a run folder. Returns (tally, labels)."""
+    from kc_sim.tournament.plan import make_plan
+    from kc_sim.tournament.worker import ChunkTask, run_chunk
+
+    plan = make_plan(list(agents), players=players, rounds=1, rules=rules, seed=seed, out="unused")
+    sched = plan.schedule
+    tally = Tally.for_deals(len(plan.labels), players, width_deals or (start + deals))
+    for li, lineup in enumerate(sched.lineups):
+        task = ChunkTask(li, li, tuple(plan.load_names[i] for i in lineup), start, start + deals,
+                         width_deals or (start + deals), seed, plan.rules.spec(), "rounds", None, tuple(lineup),
+                         len(plan.labels), sched.seatings)
+        tally.merge(Tally.from_json(run_chunk(task)["tally"]))
+    return tally, plan.labels
+
+
+def tally_truth(tally: Tally) -> dict:
+    """The figures of a (large) tally as point values in the keys of :func:`intervals`."""
+    A, k = tally.n_agents, tally.players
+    out: dict = {kind: {} for kind, _, _ in KINDS}
+    ag, se, pr = tally.agent, tally.seat, tally.pair
+    for a in range(A):
+        if ag.count(a) == 0:
+            continue
+        out["agent_win"][a] = ag.total("win", a) / ag.count(a)
+        out["agent_penalty"][a] = ag.total("penalty", a) / ag.count(a)
+        for s in range(k):
+            out["seat_win"][(a, s)] = se.total("win", a * k + s) / se.count(a * k + s)
+        for b in range(A):
+            ab, ba = a * A + b, b * A + a
+            if a == b or pr.count(ab) == 0:
+                continue
+            nn = pr.count(ab)
+            out["pair_win"][(a, b)] = pr.total("win", ab) / nn
+            out["pair_penalty"][(a, b)] = pr.total("penalty", ab) / nn
+            out["beat"][(a, b)] = pr.total("beat", ab) / nn
+            out["diff"][(a, b)] = (pr.total("penalty", ab) - pr.total("penalty", ba)) / nn
+            out["ahead"][(a, b)] = (pr.total("beat", ab) + 0.5 * pr.total("tie", ab)) / nn
+    return out
+
+
+def tally_intervals(tally: Tally, labels) -> dict:
+    """The intervals of the summary of a tally, in the keys of :func:`intervals`."""
+    out: dict = {kind: {} for kind in ("agent_win", "agent_penalty", "seat_win", "pair_win", "pair_penalty", "beat",
+                                       "diff", "ahead")}
+    names = list(labels)
+    for row in tally.agent_table(names).itertuples(index=False):
+        a = names.index(row.agent)
+        out["agent_win"][a] = (row.win_rate, row.win_lo, row.win_hi)
+        out["agent_penalty"][a] = (row.mean_penalty, row.penalty_lo, row.penalty_hi)
+        for s in range(tally.players):
+            out["seat_win"][(a, s)] = (getattr(row, f"win_rate_seat_{s}"), getattr(row, f"win_lo_seat_{s}"),
+                                       getattr(row, f"win_hi_seat_{s}"))
+    for row in tally.head_to_head(names).itertuples(index=False):
+        key = (names.index(row.agent), names.index(row.opponent))
+        out["pair_win"][key] = (row.win_rate, row.win_lo, row.win_hi)
+        out["pair_penalty"][key] = (row.mean_penalty, row.penalty_lo, row.penalty_hi)
+        out["beat"][key] = (row.beat_rate, row.beat_lo, row.beat_hi)
+        out["diff"][key] = (row.penalty_diff, row.diff_lo, row.diff_hi)
+        out["ahead"][key] = (row.ahead, row.ahead_lo, row.ahead_hi)
+    return out
+
+
+def real_cell(agents, players: int, deals: int, runs: int, *, truth_deals: int = 100_000, seed: int = 1,
+              truth_seed: int = 999_999, chunk: int = 2_000) -> Cell:
+    """The summary's intervals of ``runs`` real tournaments of ``deals`` deals each (run seeds
+    ``seed .. seed + runs - 1``) against the figures of one large real tournament of
+    ``truth_deals`` deals on another seed (its own error: a few percent of the intervals)."""
+    big = None
+    for start in range(0, truth_deals, chunk):
+        t, labels = real_tally(agents, players, min(chunk, truth_deals - start), truth_seed, start=start,
+                               width_deals=truth_deals)
+        big = t if big is None else big.merge(t)
+    true = tally_truth(big)
+    cell = Cell("real: " + ",".join(labels), players, deals)
+    for i in range(runs):
+        t, labels = real_tally(agents, players, deals, seed + i)
+        cell.add(tally_intervals(t, labels), true)
+        cell.runs += 1
+    return cell
+
+
+# --- power ----------------------------------------------------------------------------------------
+
+def power_check(run_dir, diff: float, sims: int = 4000, seed: int = 0) -> dict:
+    """Does a run of the size ``kc-sim power`` prints reach its power? The per-deal paired
+    scores of each pair of the run folder (their real distribution), shifted so that the
+    pair's true finishes-ahead rate is ``1/2 + diff``, are resampled into ``sims`` runs of the
+    deals :func:`kc_sim.analysis.power.power_from_run` says are needed; each run's interval
+    (the summary's: clustered by deal, paired) is checked for excluding 1/2. Returns per pair
+    the deals, the ``--rounds`` and the share of runs that found the difference."""
+    import pyarrow.parquet as pq
+
+    from kc_sim.analysis.power import power_from_run
+    from kc_sim.stats import pair_deal_scores
+    from kc_sim.tournament.results import iter_codes, parts, read_manifest
+
+    man = read_manifest(run_dir)
+    labels = man["config"]["labels"]
+    rows = power_from_run(run_dir, diff)
+    pairs = [(labels.index(r.a), labels.index(r.b)) for r in rows]
+    per = {p: ([], []) for p in range(len(pairs))}
+    for path, (codes, pen, _) in zip(parts(run_dir), iter_codes(run_dir, labels)):
+        group = pq.read_table(path, columns=["group"]).column("group").to_numpy()
+        deals, score, n = pair_deal_scores(group, codes, pen, pairs)
+        for p in range(len(pairs)):
+            met = n[:, p] > 0
+            per[p][0].append(deals[met])
+            per[p][1].append(np.c_[score[met, p] * n[met, p], n[met, p]])
+    rng = np.random.default_rng(seed)
+    out = []
+    for p, r in enumerate(rows):
+        deal_ids = np.concatenate(per[p][0])
+        sn = np.concatenate(per[p][1])
+        u, inv = np.unique(deal_ids, return_inverse=True)       # a deal met in several parts (line-ups): one
+        S = np.bincount(inv, weights=sn[:, 0])
+        N = np.bincount(inv, weights=sn[:, 1])
+        y = S / N
+        shifted = y - y.mean() + 0.5 + diff                    # the pair's true rate: 1/2 + diff
+        found = 0
+        for _ in range(sims):
+            pick = rng.integers(0, len(u), r.deals)
+            lo, hi = _paired_interval(shifted[pick] * N[pick], N[pick])
+            found += lo > 0.5 or hi < 0.5
+        out.append({"pair": f"{r.a} vs {r.b}", "sd": r.sd, "deals": r.deals, "rounds": r.rounds,
+                    "power": found / sims, "sims": sims})
+    return {"diff": diff, "run": str(run_dir), "pairs": out}
+
+
+def _paired_interval(S, N):
+    from kc_sim.stats import rate_from_sums
+    _, lo, hi = rate_from_sums(S, N, paired=True)
+    return lo, hi

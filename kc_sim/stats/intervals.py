@@ -25,12 +25,13 @@ observations, ``n_c`` their number; ``g`` the clusters with ``n_c > 0``):
   heavy tails would only move it (to 93% at 20 deals);
 * a **rate** (a 0/1 outcome, or a score in [0, 1]) gets the same interval, kept inside
   [0, 1]. With no variation at all, a rate of exactly 0 (or 1) gets the Wilson interval of 0
-  successes in the number of deals; any other value that is the same in every deal (two
-  agents that play identically: every deal level) gets a zero-width interval, and the
-  tables say so in words (:func:`no_variation`).
+  successes in the number of deals, and any other rate the same in every deal (two agents
+  that play identically: every deal level) the bound of a share of deals not yet seen to
+  differ (:func:`rate_from_sums`). A *mean* the same in every deal has no interval that data
+  can bound: it gets a zero width, and the tables say "in every deal" (:func:`no_variation`).
 
 The coverage of every interval kind, at 2-4 players and 20 to 500 deals, is measured by
-:mod:`kc_sim.analysis.coverage` (``experiments/coverage.py``).
+:mod:`kc_sim.analysis.coverage` (``experiments/interval_coverage.py``).
 
 Clusters may also be *batches* of consecutive deals (:mod:`kc_sim.stats.sums`): a union
 of independent deals is a valid cluster, so the interval keeps its meaning.
@@ -220,8 +221,10 @@ def rate_from_sums(S, N, n_clusters=None, level: float = 0.95, paired: bool = Fa
     interval of :func:`mean_from_sums` (``paired`` as there), kept inside [0, 1] (module
     doc). With no variation at all: a rate of 0 or 1 (or a single cluster) takes the Wilson
     interval with ``n_clusters`` (default: the clusters with ``N > 0``; pass the number of
-    deals when the clusters are batches) as its sample size; any other rate the same in every
-    cluster gets a zero-width interval."""
+    deals when the clusters are batches) as its sample size; any other rate ``p`` the same in
+    every one of ``n`` deals gets ``[p (1 - f), p + (1 - p) f]`` with ``f = 1 - (alpha/2)**(1/n)``,
+    the most a share of deals not yet seen to differ could move it (the "rule of three":
+    ``f`` is 3.7 / n)."""
     p, se, g, skew = _cluster_stats(S, N)
     if math.isnan(p):
         return math.nan, math.nan, math.nan
@@ -230,8 +233,9 @@ def rate_from_sums(S, N, n_clusters=None, level: float = 0.95, paired: bool = Fa
     if g < 2 or p <= 0 or p >= 1:
         lo, hi = wilson_scalar(p * n_clusters, float(n_clusters), z_of(level))
         return float(p), lo, hi
-    if se == 0:                                         # the same in every deal
-        return float(p), float(p), float(p)
+    if se == 0:                                         # the same share in every deal
+        f = 1.0 - ((1.0 - level) / 2.0) ** (1.0 / max(float(n_clusters), 1.0))
+        return float(p), float(p) * (1.0 - f), float(p) + (1.0 - float(p)) * f
     lo, hi = hall_bounds(p, se, g, 0.0 if paired else skew, t_of(level, g - 1))
     return float(p), max(0.0, lo), min(1.0, hi)
 

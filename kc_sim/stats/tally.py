@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kc_sim.stats.intervals import mean_from_sums, no_variation, rate_from_sums
+from kc_sim.stats.intervals import mean_from_sums, rate_from_sums
 from kc_sim.stats.sums import Sums, batch_width, deal_index
 
 if TYPE_CHECKING:
@@ -233,8 +233,9 @@ class Tally:
         were dealt in: the agent's wins and win rate, its mean penalty, how often its penalty
         was lower (``beats``; equal penalties are ``ties``), the mean penalty difference
         (agent minus opponent) and ``ahead``, the share of rounds it finished ahead (ties
-        half); ``level`` is True when the difference was zero in every deal (two agents that
-        play identically). Every interval clustered by deal; the difference and ``ahead`` are
+        half); ``level`` is True when every deal (or batch of deals) was level: the difference
+        summed to 0 and the agent finished ahead in exactly half (two agents that play
+        identically). Every interval clustered by deal; the difference and ``ahead`` are
         paired within the deal."""
         import pandas as pd  # lazy: workers fill a Tally and must start without pandas
 
@@ -258,7 +259,7 @@ class Tally:
             row["penalty_diff"], row["diff_lo"], row["diff_hi"] = d
             ah = rate_from_sums(ahead, N, self.deals, paired=True)
             row["ahead"], row["ahead_lo"], row["ahead_hi"] = ah
-            row["level"] = bool(no_variation(d) and d[0] == 0 and no_variation(ah))
+            row["level"] = bool(not np.any(diff) and np.array_equal(2 * ahead, N))
             rows.append(row)
         cols = ["agent", "opponent", "rounds", "wins", "win_rate", "win_lo", "win_hi", "mean_penalty", "penalty_lo",
                 "penalty_hi", "beats", "ties", "beat_rate", "beat_lo", "beat_hi", "penalty_diff", "diff_lo",

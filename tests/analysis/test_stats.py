@@ -82,9 +82,13 @@ def test_rates_near_the_edges_and_without_variation():
     # no success in 40 deals: the Wilson interval of 0 in 40
     p, lo, hi = rate_from_sums(np.zeros(40), np.full(40, 6))
     assert (p, lo) == (0.0, 0.0) and hi == pytest.approx(wilson_scalar(0, 40)[1])
-    # the same share in every deal (two agents that play identically): zero width, said as such
+    # the same share in every one of 30 deals: at most a share f = 1 - 0.025**(1/30) of deals not yet
+    # seen to differ could move it, by at most p below or 1 - p above
     p, lo, hi = rate_from_sums(np.full(30, 3.0), np.full(30, 6))
-    assert p == lo == hi == 0.5
+    f = 1 - 0.025 ** (1 / 30)
+    assert p == 0.5 and (lo, hi) == pytest.approx((0.5 * (1 - f), 0.5 + 0.5 * f))
+    # a mean the same in every deal: nothing bounds it; a zero-width interval (printed "in every deal")
+    assert mean_from_sums(np.full(30, 12.0), np.full(30, 6)) == (2.0, 2.0, 2.0)
     # otherwise inside [0, 1] and around p
     rng = np.random.default_rng(0)
     S = rng.binomial(6, 0.1, size=25).astype(float)
@@ -163,8 +167,9 @@ def test_head_to_head_is_paired_within_the_deal():
 
 
 def test_identical_agents_are_level_in_every_deal():
-    """Two agents whose results swap exactly with their seats: every deal level, the
-    difference exactly 0 with a zero-width interval, and the row says so."""
+    """Two agents whose results swap exactly with their seats: every deal level, the row
+    says so, the difference is exactly 0 in every deal (a zero-width interval: a mean has no
+    bound from data that never vary) and finishes-ahead 50% with the bound of the deals."""
     rng = np.random.default_rng(2)
     pen = rng.integers(0, 9, size=(50, 2))
     df = pd.DataFrame({"agent_0": ["x", "y"] * 50, "agent_1": ["y", "x"] * 50,
@@ -173,7 +178,7 @@ def test_identical_agents_are_level_in_every_deal():
                        "group": np.repeat(np.arange(50), 2)})
     h = summarize(df).set_index(["agent", "opponent"]).loc[("x", "y")]
     assert h["level"] and h["penalty_diff"] == h["diff_lo"] == h["diff_hi"] == 0.0
-    assert h["ahead"] == h["ahead_lo"] == h["ahead_hi"] == 0.5
+    assert h["ahead"] == 0.5 and h["ahead_lo"] < 0.5 < h["ahead_hi"]       # 50 level deals bound the rest
 
 
 def _filled(width=1, lineup0=True):

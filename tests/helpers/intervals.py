@@ -41,7 +41,10 @@ def from_sums(S, N, rate: bool = False, level: float = 0.95, paired: bool = Fals
     if rate and m in (0.0, 1.0):
         return (m, *wilson(m * g, g, float(norm.ppf(0.5 + level / 2))))
     if se == 0:
-        return m, m, m
+        if not rate:
+            return m, m, m
+        f = 1 - ((1 - level) / 2) ** (1 / g)          # a share of deals not yet seen to differ: at most f
+        return m, m * (1 - f), m + (1 - m) * f
     skew = (r ** 3).mean() / (r ** 2).mean() ** 1.5
     skew = np.sign(skew) * max(0.0, abs(skew) - math.sqrt(6 / g))      # shrunk by its se under symmetry
     if paired:                                                         # a paired difference: the plain t
