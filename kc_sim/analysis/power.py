@@ -7,10 +7,10 @@ ahead of ``b``, ties half, over all the deal's seatings and line-ups;
 interval the summary prints (clustered by deal, Student's t on the deals minus one). To
 reject with probability ``power`` when the true mean is ``1/2 + diff``,
 
-    deals = ceil(((t_{1 - alpha/2, deals-1} + t_{power, deals-1}) * sd / diff) ** 2)
+    deals = the fewest n with ((t_{1 - alpha/2, n-1} + t_{power, n-1}) * sd / diff) ** 2 <= n
 
-(solved by iteration from the normal quantiles; the same as the normal formula past a few
-dozen deals), where ``sd`` is the per-deal standard deviation of ``y_d``.
+(the normal formula with Student's quantiles; the same past a few dozen deals), where
+``sd`` is the per-deal standard deviation of ``y_d``.
 
 **The run to type.** Every deal of a tournament is played by every line-up in every
 seating, so a tournament of ``deals`` deals plays ``deals x line-ups x seatings`` rounds:
@@ -69,13 +69,20 @@ def deals_needed(sd: float, diff: float, alpha: float = ALPHA, power: float = PO
         raise UserError(f"bad difference {diff}: expected a rate difference between 0 and 0.5 (e.g. 0.5pp)")
     if not sd >= 0:
         raise UserError(f"bad standard deviation {sd}: expected 0 or more")
-    n = max(2, math.ceil((z_power(alpha, power) * sd / abs(diff)) ** 2))
-    for _ in range(100):                   # t's quantiles shrink as the deals grow: a fixed point
-        m = max(2, math.ceil((t_power(n - 1, alpha, power) * sd / abs(diff)) ** 2))
-        if m == n:
-            break
-        n = m
-    return n
+    def enough(n: int) -> bool:            # n deals reach the power (t's quantiles shrink as n grows)
+        return (t_power(n - 1, alpha, power) * sd / abs(diff)) ** 2 <= n
+
+    lo = max(2, math.ceil((z_power(alpha, power) * sd / abs(diff)) ** 2))   # the normal formula: never more
+    hi = lo
+    while not enough(hi):
+        lo, hi = hi, 2 * hi
+    while lo < hi:                         # the fewest deals that are enough
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi
 
 
 def parse_diff(text: str) -> float:

@@ -19,7 +19,8 @@ observations, ``n_c`` their number; ``g`` the clusters with ``n_c > 0``):
   (:func:`hall_bounds`, with the sample skewness shrunk by its standard error). Per-deal
   penalties are skewed (skewness about 2 at 3-4 players: a king in hand costs 10) and so
   are rare events (blocked rounds); there the plain t interval covers 82-93% at 20-50
-  deals, the corrected one closer to 95%. A *paired* difference of two agents on the same
+  deals, the corrected one closer to 95% (the rate of a rare event, below 10% or above 90%,
+  keeps its whole skewness: it is the event's own). A *paired* difference of two agents on the same
   deals (the penalty difference, finishes-ahead, a leaderboard share) keeps the plain t
   interval: it is symmetric when the agents are equal, and a noisy skewness estimate of its
   heavy tails would only move it (to 93% at 20 deals);
@@ -180,7 +181,11 @@ def se_from_sums(S, N) -> tuple[float, float, int]:
     return _cluster_stats(S, N)[:3]
 
 
-def hall_bounds(mean: float, se: float, g: int, skew: float, q: float) -> tuple[float, float]:
+#: a rate below this (or above 1 minus this) is a rare event: its skewness is its own, not noise
+RARE = 0.1
+
+
+def hall_bounds(mean: float, se: float, g: int, skew: float, q: float, shrink: bool = True) -> tuple[float, float]:
     """The interval of a mean from its studentised statistic ``T = (mean - mu) / se`` corrected
     for skewness by Hall's transformation (Hall 1992, "On the removal of skewness by
     transformation", JRSS B 54): ``T + a T**2 + a**2 T**3 / 3 + b`` with ``a = skew / (3 sqrt g)``,
@@ -189,9 +194,12 @@ def hall_bounds(mean: float, se: float, g: int, skew: float, q: float) -> tuple[
     penalty, a rare event) it moves the interval towards the long tail, which the plain t
     interval misses at a few dozen deals (82-93% coverage instead of 95%). The sample
     skewness is first shrunk towards 0 by its standard error under symmetry, ``sqrt(6 / g)``
-    (soft thresholding), so that the noise of estimating it does not move the intervals of
-    symmetric figures (penalty differences, finishes-ahead) at a few dozen deals."""
-    skew = math.copysign(max(0.0, abs(skew) - math.sqrt(6.0 / g)), skew)
+    (soft thresholding; ``shrink``), so that the noise of estimating it does not move the
+    intervals of nearly symmetric figures at a few dozen deals; the rate of a rare event keeps
+    its whole skewness (``shrink=False``): there it is the event's own (a binomial's skewness
+    grows like ``1 / sqrt(p)``), and shrinking it left blocked rounds at 90% coverage."""
+    if shrink:
+        skew = math.copysign(max(0.0, abs(skew) - math.sqrt(6.0 / g)), skew)
     a, b = skew / (3.0 * math.sqrt(g)), skew / (6.0 * math.sqrt(g))
 
     def inverse(y: float) -> float:
@@ -236,7 +244,7 @@ def rate_from_sums(S, N, n_clusters=None, level: float = 0.95, paired: bool = Fa
     if se == 0:                                         # the same share in every deal
         f = 1.0 - ((1.0 - level) / 2.0) ** (1.0 / max(float(n_clusters), 1.0))
         return float(p), float(p) * (1.0 - f), float(p) + (1.0 - float(p)) * f
-    lo, hi = hall_bounds(p, se, g, 0.0 if paired else skew, t_of(level, g - 1))
+    lo, hi = hall_bounds(p, se, g, 0.0 if paired else skew, t_of(level, g - 1), shrink=RARE <= p <= 1 - RARE)
     return float(p), max(0.0, lo), min(1.0, hi)
 
 
