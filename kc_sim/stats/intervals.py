@@ -230,9 +230,9 @@ def rate_from_sums(S, N, n_clusters=None, level: float = 0.95, paired: bool = Fa
     doc). With no variation at all: a rate of 0 or 1 (or a single cluster) takes the Wilson
     interval with ``n_clusters`` (default: the clusters with ``N > 0``; pass the number of
     deals when the clusters are batches) as its sample size; any other rate ``p`` the same in
-    every one of ``n`` deals gets ``[p (1 - f), p + (1 - p) f]`` with ``f = 1 - (alpha/2)**(1/n)``,
-    the most a share of deals not yet seen to differ could move it (the "rule of three":
-    ``f`` is 3.7 / n)."""
+    every one of ``g`` clusters gets ``[p (1 - f), p + (1 - p) f]`` with ``f = 1 -
+    (alpha/2)**(1/g)``, the most a share of clusters not yet seen to differ could move it (the
+    "rule of three": ``f`` is 3.7 / g)."""
     p, se, g, skew = _cluster_stats(S, N)
     if math.isnan(p):
         return math.nan, math.nan, math.nan
@@ -241,8 +241,8 @@ def rate_from_sums(S, N, n_clusters=None, level: float = 0.95, paired: bool = Fa
     if g < 2 or p <= 0 or p >= 1:
         lo, hi = wilson_scalar(p * n_clusters, float(n_clusters), z_of(level))
         return float(p), lo, hi
-    if se == 0:                                         # the same share in every deal
-        f = 1.0 - ((1.0 - level) / 2.0) ** (1.0 / max(float(n_clusters), 1.0))
+    if se == 0:                     # the same share in every deal (or batch: only as many are known)
+        f = 1.0 - ((1.0 - level) / 2.0) ** (1.0 / g)
         return float(p), float(p) * (1.0 - f), float(p) + (1.0 - float(p)) * f
     lo, hi = hall_bounds(p, se, g, 0.0 if paired else skew, t_of(level, g - 1), shrink=RARE <= p <= 1 - RARE)
     return float(p), max(0.0, lo), min(1.0, hi)

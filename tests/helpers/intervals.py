@@ -34,12 +34,12 @@ def from_sums(S, N, rate: bool = False, level: float = 0.95, paired: bool = Fals
     S, N = np.asarray(S, float), np.asarray(N, float)
     g = len(S)
     m = S.sum() / N.sum()
+    if rate and (g < 2 or m in (0.0, 1.0)):         # no spread to estimate: the deals' Wilson interval
+        return (m, *wilson(m * g, g, float(norm.ppf(0.5 + level / 2))))
     if g < 2:
         return m, math.nan, math.nan
     r = S - m * N
     se = math.sqrt(g / (g - 1) * (r ** 2).sum()) / N.sum()
-    if rate and m in (0.0, 1.0):
-        return (m, *wilson(m * g, g, float(norm.ppf(0.5 + level / 2))))
     if se == 0:
         if not rate:
             return m, m, m
