@@ -274,3 +274,16 @@ def test_where_lines_name_existing_modules_and_names(md):
                     if not re.search(rf"\b{re.escape(part)}\b", source):
                         bad.append(f"{m.group(1)}: {name}")
     assert not bad, f"{md.name}: where lines name missing code {bad}"
+
+
+def test_summary_columns_are_documented(tmp_path):
+    from kc_sim.tournament.results import read_summary
+    from kc_sim.tournament.run import run_tournament
+
+    out = tmp_path / "s"
+    run_tournament(["random", "greedy", "merger"], players=3, matches=6, rules="match=rounds:2", rounds=None,
+                   jobs=1, quiet=True, out=out)
+    section = _text(FORMATS_DOC).split("## `summary.parquet`", 1)[1].split("\n## ", 1)[0]
+    words = _code_words(section)
+    missing = [c for c in read_summary(out).columns if _doc_column(c) not in words]
+    assert not missing, f"docs/formats.md does not describe the summary columns {missing}"
