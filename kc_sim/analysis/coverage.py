@@ -314,28 +314,15 @@ def truth(model: Model, deals: int = 200_000, seed: int = 12345, chunk: int = 20
             ps, pt = r["penalty"][:, s], r["penalty"][:, t]
             np.add.at(W, (r["agent"][:, s], r["agent"][:, t]), np.where(ps < pt, 1.0, np.where(ps == pt, 0.5, 0.0)))
             np.add.at(N, (r["agent"][:, s], r["agent"][:, t]), 1.0)
-    out: dict = {kind: {} for kind, _, _ in KINDS}
-    ag, se, pr, ma = big.agent, big.seat, big.pair, big.match
+    out = tally_truth(big)
+    ma = big.match
     for a in range(A):
-        out["agent_win"][a] = ag.total("win", a) / ag.count(a)
-        out["agent_penalty"][a] = ag.total("penalty", a) / ag.count(a)
         out["match_win"][a] = ma.total("win", a) / ma.count(a)
         out["match_total"][a] = ma.total("total", a) / ma.count(a)
-        for s in range(k):
-            out["seat_win"][(a, s)] = se.total("win", a * k + s) / se.count(a * k + s)
         for p in range(k):
             out["position_agent_win"][(a, p)] = pos_agent[0, a, p] / pos_agent[1, a, p]
-        for b in range(A):
-            if a == b:
-                continue
-            ab, ba = a * A + b, b * A + a
-            nn = pr.count(ab)
-            out["pair_win"][(a, b)] = pr.total("win", ab) / nn
-            out["pair_penalty"][(a, b)] = pr.total("penalty", ab) / nn
-            out["beat"][(a, b)] = pr.total("beat", ab) / nn
-            out["diff"][(a, b)] = (pr.total("penalty", ab) - pr.total("penalty", ba)) / nn
-            out["ahead"][(a, b)] = (pr.total("beat", ab) + 0.5 * pr.total("tie", ab)) / nn
-            out["share"][(a, b)] = out["share_clustered"][(a, b)] = out["ahead"][(a, b)]
+    for key, v in out["ahead"].items():
+        out["share"][key] = out["share_clustered"][key] = v
     for p in range(k):
         out["position_win"][p] = pos[0, p] / pos[1, p]
     out["blocked"][0], out["turns"][0] = blocked / n, turns / n

@@ -194,20 +194,8 @@ def cluster_mean(x, cluster, mask=None, paired=False) -> tuple[float, float, flo
     return reference(x, cluster, paired=paired)
 
 
-def _cluster_sums(x: np.ndarray, cluster: np.ndarray):
-    """Per-cluster sums of x and counts, over the clusters that occur."""
-    lo, hi = (int(cluster.min()), int(cluster.max())) if len(cluster) else (0, 0)
-    if lo >= 0 and hi < 4 * len(cluster) + 1024:          # deal numbers: dense, non-negative
-        n = np.bincount(cluster, minlength=hi + 1)
-        s = np.bincount(cluster, weights=x, minlength=hi + 1)
-        keep = n > 0
-        return s[keep], n[keep].astype(np.float64)
-    _, inv = np.unique(cluster, return_inverse=True)
-    return np.bincount(inv, weights=x), np.bincount(inv).astype(np.float64)
-
-
 def _n_clusters(cluster: np.ndarray) -> int:
-    return len(_cluster_sums(np.zeros(len(cluster)), cluster)[1])
+    return len(np.unique(cluster))
 
 
 def cluster_rate(x, cluster, mask=None, paired=False) -> tuple[float, float, float]:
