@@ -74,6 +74,9 @@ AGENTS = {2: 3, 3: 4, 4: 4}
 #: skills of the "difference" scenario
 THETA = (0.25, 0.0, -0.1, -0.3)
 POSITION = (0.3, 0.1, 0.0, -0.1)
+#: how steeply a seat's penalty falls with its score: per-deal mean penalties then have the
+#: skewness of the real game's (1.7 at 2 players, 1.7-2.0 at 3-4: greedy, pile-merger, random)
+SLOPE = {2: 0.4, 3: 0.6, 4: 0.6}
 #: a round is blocked when every seat's score is below this (plus 0.6 x the deal's level):
 #: about 3% of rounds, as in kc-sim's classic rules
 BLOCK = {2: -1.35, 3: -0.75, 4: -0.3}
@@ -124,7 +127,7 @@ class Model:
         X = deal["hand"] + np.asarray(POSITION)[pos] + np.asarray(self.theta)[agent][None, :] + e
         blocked = X.max(axis=1) < BLOCK[k] + 0.6 * deal["level"]
         winner = np.where(blocked, -1, X.argmax(axis=1))
-        pen = np.maximum(1, np.floor(np.exp(1.0 + 0.4 * deal["level"][:, None] - 0.6 * X))).astype(np.int64)
+        pen = np.maximum(1, np.floor(np.exp(1.0 + 0.4 * deal["level"][:, None] - SLOPE[k] * X))).astype(np.int64)
         pen = np.minimum(pen, 60)
         pen[np.arange(n), np.maximum(winner, 0)] = np.where(blocked, pen[np.arange(n), np.maximum(winner, 0)], 0)
         turns = np.maximum(1, np.round(18 + 4 * deal["level"] + (0 if self.identical else rng.normal(0, 2, n))))

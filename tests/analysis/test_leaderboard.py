@@ -287,3 +287,41 @@ def test_the_fit_of_agents_apart_does_not_depend_on_the_linear_algebra(solver, m
     ref = rate_comparisons(c, bootstrap=200, seed=1)
     cols = ["rating", "rating_lo", "rating_hi"]
     assert np.allclose(board[cols].to_numpy(), ref[cols].to_numpy(), atol=1e-6, rtol=0)
+
+
+def test_runs_with_one_seed_share_their_deals(tmp_path):
+    """Two runs with the same --seed played the same deals: their rounds of a deal are one unit
+    of the bootstrap (and of the clustered intervals); a run with another seed adds its own."""
+    a, b, c = (tmp_path / x for x in "abc")
+    run_tournament(["greedy", "random"], players=2, rounds=600, seed=4, out=a, jobs=1, quiet=True)
+    run_tournament(["merger", "random"], players=2, rounds=600, seed=4, out=b, jobs=1, quiet=True)
+    run_tournament(["merger", "random"], players=2, rounds=600, seed=5, out=c, jobs=1, quiet=True)
+    shared, apart = load_comparisons([a, b]), load_comparisons([a, c])
+    assert shared.n_units == 300 and shared.families == 1
+    assert apart.n_units == 600 and apart.families == 2
+    # the pooled deals carry both runs' comparisons: random's against greedy and against merger
+    both = {int(u) for u, x, y in zip(shared.unit, shared.a, shared.b)
+            if {shared.agents[x], shared.agents[y]} == {"greedy", "random"}}
+    assert both == set(range(300))
+    with pytest.raises(UserError, match="given twice"):
+        load_comparisons([a, tmp_path / "." / "a"])
+
+
+def test_the_leaderboard_of_several_runs_goes_to_a_folder_of_its_own(tmp_path):
+    a = run_tournament(["greedy", "random", "merger"], players=2, rounds=300, seed=1, out=tmp_path / "a", jobs=1,
+                       quiet=True).out
+    b = run_tournament(["planner", "greedy"], players=2, rounds=200, seed=1, out=tmp_path / "b", jobs=1,
+                       quiet=True).out
+    own = (a / LEADERBOARD_FILE).read_bytes() if (a / LEADERBOARD_FILE).exists() else None
+    result = CliRunner().invoke(_app(), ["leaderboard", str(a), str(b), "--bootstrap", "10"])
+    assert result.exit_code == 0, result.output
+    new = tmp_path / "leaderboard_a+b"
+    assert (new / LEADERBOARD_FILE).exists() and str(new / LEADERBOARD_FILE) in result.output
+    assert "share their deals" in result.output
+    assert ((a / LEADERBOARD_FILE).read_bytes() if own is not None else None) == own     # the run's own, untouched
+    assert not (b / LEADERBOARD_FILE).exists()
+    # a run's folder as --out is refused, unless it is the only run rated
+    with pytest.raises(UserError, match="is a run folder"):
+        leaderboard_cmd([a, b], out=b)
+    leaderboard_cmd([b], out=b, bootstrap=0)
+    assert (b / LEADERBOARD_FILE).exists()

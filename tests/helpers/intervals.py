@@ -1,8 +1,8 @@
 """The reference interval of the tests, written from its definition (docs/analysis.md, "What
 the intervals are") with pandas and scipy, not from kc-sim's code: clustered by deal (per-deal
 sums by ``groupby``), the cluster-robust (CR1) standard error, scipy's Student quantile on the
-deals minus one, Hall's skewness transformation of the studentised mean (the sample skewness soft-thresholded
-by sqrt(6 / g), except for the rate of a rare event, below 10% or above 90%), and for rates the
+deals minus one, Hall's skewness transformation of the studentised mean (for a rate of 10-90% the
+sample skewness soft-thresholded by sqrt(6 / g)), and for rates the
 bounds kept inside [0, 1] (a rate of exactly 0 or 1: the Wilson interval of the deals)."""
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def from_sums(S, N, rate: bool = False, level: float = 0.95, paired: bool = Fals
         f = 1 - ((1 - level) / 2) ** (1 / g)          # a share of deals not yet seen to differ: at most f
         return m, m * (1 - f), m + (1 - m) * f
     skew = (r ** 3).mean() / (r ** 2).mean() ** 1.5
-    if not (rate and min(m, 1 - m) < 0.1):                             # a rare event keeps its skewness
-        skew = np.sign(skew) * max(0.0, abs(skew) - math.sqrt(6 / g))  # shrunk by its se under symmetry
+    if rate and min(m, 1 - m) >= 0.1:                                  # a rate of 10-90%: shrunk by the se of
+        skew = np.sign(skew) * max(0.0, abs(skew) - math.sqrt(6 / g))  # the skewness under symmetry
     if paired:                                                         # a paired difference: the plain t
         skew = 0.0
     a, b = skew / (3 * math.sqrt(g)), skew / (6 * math.sqrt(g))
