@@ -520,7 +520,7 @@ def _nash(S: np.ndarray, boot_shares, level: float, units: int) -> dict:
 
 
 def _metagame(c: Comparisons, W, N, theta, order, boot_shares, level: float):
-    """The pairwise shares with their intervals (bootstrap percentiles, or clustered Wilson
+    """The pairwise shares with their intervals (bootstrap percentiles, or clustered by deal
     intervals with ``bootstrap=0``), the cycles, Bradley-Terry's fit test and Nash
     averaging (:mod:`kc_sim.analysis.metagame`). Returns (:class:`Metagame`, nash dict)."""
     n = len(c.agents)

@@ -232,14 +232,19 @@ def pairwise_table(df):
 def ratings_table(df):
     """Bradley-Terry rating and Nash averaging per agent, best first."""
     header = ["#", "agent", "BT rating (Elo scale) [95% CI]", "beats next", "finishes ahead", "Nash weight",
-              "Nash rating, pp [95% CI]"]
+              "Nash rating, pp [95% CI]", "in the Nash support (share of resamples)"]
     rows = []
     for r in df.itertuples(index=False):
-        nash = (fmt_pp(r.nash_rating, r.nash_rating_lo, r.nash_rating_hi, digits=2)
-                if not math.isnan(r.nash_rating) else "-")
+        if math.isnan(r.nash_rating):
+            nash = "-"
+        elif r.nash_rating_lo == r.nash_rating_hi == 0.0:     # 0 in every resample: the support share says it
+            nash = fmt_pp(r.nash_rating, digits=2)
+        else:
+            nash = fmt_pp(r.nash_rating, r.nash_rating_lo, r.nash_rating_hi, digits=2)
+        support = getattr(r, "nash_support", math.nan)
         rows.append([int(r.rank), r.agent, fmt_signed(r.rating, r.rating_lo, r.rating_hi, digits=1),
                      fmt_pct(r.p_vs_next), fmt_pct(r.score_rate, digits=2),
-                     fmt_pct(r.nash_weight), nash])
+                     fmt_pct(r.nash_weight), nash, fmt_pct(support, digits=0)])
     return header, rows
 
 
@@ -364,9 +369,9 @@ def research_html(data: RunStats, res: Research) -> list[str]:
         parts += ["<h2>Ratings</h2>",
                   '<p class="note">From <code>kc-sim leaderboard</code> on this run folder alone: every pair of '
                   "seats of every round is a comparison, won by the lower penalty (ties half). Intervals: "
-                  + _esc(f"bootstrap over deals, {res.bootstrap} resamples (the leaderboard files a tournament of "
-                         "3 or more agents writes hold the same numbers)" if how == "bootstrap"
-                         else "from the likelihood's curvature (ratings), clustered by deal (shares)") + "; "
+                  + _esc(f"bootstrap over deals, {res.bootstrap} resamples, widened for few deals (the leaderboard "
+                         "files a tournament of 3 or more agents writes hold the same numbers)" if how == "bootstrap"
+                         else "clustered by deal (ratings: the sandwich covariance; shares)") + "; "
                   "* marks a share whose 95% interval excludes 50%.</p>",
                   "<h3>Pairwise: the row agent finishes ahead of the column agent</h3>",
                   table_html(*pairwise_table(df)),
@@ -427,8 +432,8 @@ def method_html(data: RunStats, res: Research) -> list[str]:
             '<p class="note">Every deal is played once in every seating of the schedule (and again in every '
             "line-up), so rounds on the same deal are not independent; in self-play of a deterministic agent "
             "the seatings replay the same game. Every interval is 95% and clustered by deal: cluster-robust "
-            "intervals with Student's t on the deals minus one for means, Wilson intervals with the same "
-            "quantile on the effective sample size for rates; the tournament's own "
+            "intervals with Student's t on the deals minus one and Hall's correction for the skewness of "
+            "penalties and rare events, rates kept inside [0, 1]; the tournament's own "
             "<code>summary.parquet</code> uses the same engine and agrees with these tables.</p>"] + [f'<p class="note">{_esc(x)}</p>' for x in left_out]
 
 

@@ -12,8 +12,8 @@ entries per statistic.
 **Intervals clustered by deal, from sums.** Every interval is 95% and clustered by deal
 (the rotation group column ``group``; the same group number is the same deal in every
 line-up of a run), from per-deal sums, by the one engine of :mod:`kc_sim.stats.intervals`
-(cluster-robust standard error, Student's quantile on the deals minus one, Wilson score
-intervals for rates): the same engine, sums and batches as the tournament's own summary
+(cluster-robust standard error, Student's quantile on the deals minus one, Hall's skewness
+correction): the same engine, sums and batches as the tournament's own summary
 (:class:`kc_sim.stats.Tally`), so a figure of the report and the same figure of
 ``summary.parquet`` agree.
 

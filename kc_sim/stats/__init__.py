@@ -1,8 +1,8 @@
 """Statistics: one interval engine, clustered by deal, and the tally of a tournament.
 
 * :mod:`kc_sim.stats.intervals`: the interval formulas (cluster-robust standard error
-  from per-deal sums, Student's quantile on the deals minus one, Wilson score intervals
-  for rates): every interval kc-sim prints or writes;
+  from per-deal sums, Student's quantile on the deals minus one, Hall's skewness
+  correction; rates kept inside [0, 1]): every interval kc-sim prints or writes;
 * :mod:`kc_sim.stats.sums`: per-batch sums of named values (:class:`Sums`), flat in
   memory at any number of rounds;
 * :mod:`kc_sim.stats.tally`: the tally of a tournament (:class:`Tally`), filled by the

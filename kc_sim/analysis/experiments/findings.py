@@ -67,7 +67,7 @@ def findings_markdown(exp: Experiment, specs, run_dirs: dict, out: Path, *, scal
                   "## Runs", "", stopping_runs_table(specs, run_dirs, out), ""]
     else:
         lines += [written + "Intervals are 95% and clustered by deal (every deal is played in every seating, so "
-                  "rounds on one deal are not independent; see `kc_sim/analysis/plots.py`).", "",
+                  "rounds on one deal are not independent; see `docs/analysis.md`, What the intervals are).", "",
                   "## Runs", "",
                   _md_table(["run", "agents", "players", "rules", "rounds", "deals", "seed", "folder"],
                             [_run_row(s, datas[s.name], run_dirs[s.name], out) for s in specs]), ""]
