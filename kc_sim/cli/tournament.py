@@ -336,5 +336,5 @@ def format_bench(table, name: str) -> str:
                      f"{_ci(r['win_rate'], r['win_lo'], r['win_hi'], True):22s} "
                      f"{_ci(r['penalty_diff'], r['diff_lo'], r['diff_hi'], False):24s}")
     lines.append("penalty diff = mean penalty of the agent minus the baseline's in the same round "
-                 "(negative is better)")
+                 "(negative is better); intervals: 95%, clustered by deal, the difference paired within the deal")
     return "\n".join(lines)
