@@ -77,7 +77,7 @@ def main(argv=None) -> int:
     ap.add_argument("--deals", default="20,50,500", help="deals per simulated tournament")
     ap.add_argument("--players", default="2,3,4")
     ap.add_argument("--scenarios", default=",".join(C.SCENARIOS))
-    ap.add_argument("--bootstrap-deals", default="20,500", help="deals of the cells with the leaderboard's bootstrap")
+    ap.add_argument("--bootstrap-deals", default="20,50", help="deals of the cells with the leaderboard's bootstrap")
     ap.add_argument("--bootstrap", type=int, default=200, help="resamples of those cells (0: none)")
     ap.add_argument("--real-runs", type=int, default=2000, help="real tournaments per real-agent cell (0: none)")
     ap.add_argument("--real-deals", default="20,50")
