@@ -212,7 +212,7 @@ class Sums:
         not what :meth:`pack` writes (the metadata of a part is data from a file)."""
         keys = np.asarray(d.get("keys", []), dtype=np.int64)
         b0, nb = int(d.get("first", -1)), int(d.get("batches", -1))
-        if keys.ndim != 1 or b0 < 0 or nb < 0 or b0 + nb > 2 ** 31 or (len(keys) and (
+        if keys.ndim != 1 or b0 < 0 or nb < 0 or b0 + nb > MAX_BATCHES + 1 or (len(keys) and (
                 keys.min() < 0 or keys.max() >= n_keys or len(np.unique(keys)) != len(keys))):
             raise ValueError("bad keys or batches")
         out = cls(n_keys, values, b0 + nb)

@@ -210,6 +210,7 @@ def test_a_tally_survives_its_json_and_adds_up():
     lambda d: json.dumps({**d, "format": 1}),
     lambda d: json.dumps({**d, "sums": {**d["sums"], "agent": {**d["sums"]["agent"], "keys": [0, 99]}}}),
     lambda d: json.dumps({**d, "sums": {**d["sums"], "agent": {**d["sums"]["agent"], "batches": 10 ** 12}}}),
+    lambda d: json.dumps({**d, "sums": {**d["sums"], "agent": {**d["sums"]["agent"], "first": 2 ** 30}}}),
     lambda d: json.dumps({**d, "sums": {**d["sums"], "pair": {**d["sums"]["pair"],
                                                                "data": {"N": "<i8:AAAA"}}}}),
     lambda d: json.dumps({**d, "sums": {**d["sums"], "seat": {**d["sums"]["seat"],
