@@ -95,6 +95,7 @@ class Comparisons:
     n_units: int
     n_rounds: int
     families: int = 1           # sets of runs on their own deals (runs with one seed share theirs)
+    n_deals: int = 0            # deals behind the units (a unit is a batch of deals past 16,384 deals)
 
 
 def _run_parts(run_dir: Path) -> list[tuple[Path, list[str]]]:
@@ -227,7 +228,7 @@ def load_comparisons(run_dirs) -> Comparisons:
     rounds = np.array([rounds_by_agent.get(i, 0) for i in range(len(agents))], np.int64)
     return Comparisons(agents, dense[order], np.concatenate(pair_a)[order], np.concatenate(pair_b)[order],
                        np.concatenate(pair_s)[order], np.concatenate(pair_c)[order], rounds, len(used), n_rounds,
-                       len(family_deals))
+                       len(family_deals), sum(family_deals.values()))
 
 
 def _add_part(sums: dict, rounds_by_agent: dict, codes, pen, unit, n: int, units: int) -> None:
@@ -468,6 +469,7 @@ def rate_comparisons(c: Comparisons, bootstrap: int = DEFAULT_BOOTSTRAP, seed: i
     df = pd.DataFrame(rows)
     df.attrs["units"] = c.n_units
     df.attrs["families"] = c.families
+    df.attrs["deals"] = c.n_deals or c.n_units
     df.attrs["rounds"] = c.n_rounds
     df.attrs["metagame"] = meta
     return df

@@ -75,7 +75,9 @@ def leaderboard(
     files = save_leaderboard(df, folder)
     typer.echo(format_leaderboard(df))
     shared = df.attrs.get("families", len(run_dirs)) < len(run_dirs)
-    typer.echo(f"{len(df)} agents, {df.attrs['rounds']:,} rounds, {df.attrs['units']:,} deals"
+    deals, units = df.attrs.get("deals", df.attrs["units"]), df.attrs["units"]
+    typer.echo(f"{len(df)} agents, {df.attrs['rounds']:,} rounds, {deals:,} deals"
+               + (f" (resampled in {units:,} batches of consecutive deals)" if units != deals else "")
                + (" (runs with the same --seed share their deals)" if shared else ""))
     for what, path in files.items():
         typer.echo(f"  {what:11s} {path}")
