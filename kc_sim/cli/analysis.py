@@ -90,12 +90,28 @@ def run(
 
 
 def print_markdown(text: str) -> None:
-    """Markdown rendered for the terminal (rich: headings, bold, tables drawn, paragraphs
-    wrapped at word boundaries to the terminal's width, 100 columns when not a terminal)."""
-    import shutil
+    """Markdown rendered for a terminal (rich: headings, bold, drawn tables whose long words
+    fold onto the next line rather than being cut, paragraphs wrapped at word boundaries to
+    the terminal's width); printed as it is (the markdown of findings.md) when the output is
+    not a terminal, e.g. redirected to a file."""
+    import sys
 
+    if not sys.stdout.isatty():
+        typer.echo(text)
+        return
     from rich.console import Console  # lazy: only kc-sim run prints markdown
-    from rich.markdown import Markdown
+    from rich.markdown import Markdown, TableElement
 
-    width = shutil.get_terminal_size((100, 24)).columns
-    Console(width=width, highlight=False).print(Markdown(text))
+    class FoldingTable(TableElement):
+        def __rich_console__(self, console, options):
+            rows = ([self.header.row] if self.header is not None and self.header.row is not None else []) + (
+                list(self.body.rows) if self.body is not None else [])
+            for row in rows:
+                for cell in row.cells:
+                    cell.content.overflow = "fold"
+            yield from super().__rich_console__(console, options)
+
+    class Rendered(Markdown):
+        elements = {**Markdown.elements, "table_open": FoldingTable}
+
+    Console(highlight=False).print(Rendered(text))
