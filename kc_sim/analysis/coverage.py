@@ -249,7 +249,7 @@ def intervals(model: Model, r: dict, m: dict | None = None, bootstrap: int = 0, 
             out["pair_win"][(a, b)] = rate_from_sums(win, N, t.deals)
             out["pair_penalty"][(a, b)] = mean_from_sums(t.pair.S["penalty"][key], N)
             out["beat"][(a, b)] = rate_from_sums(t.pair.S["beat"][key], N, t.deals)
-            out["diff"][(a, b)] = mean_from_sums(diff, N, paired=True)
+            out["diff"][(a, b)] = mean_from_sums(diff, N, paired=True, spread=t.pair_spread(a, b))
             out["ahead"][(a, b)] = rate_from_sums(ahead, N, t.deals, paired=True)
     st = scan_of(model, r)
     for row in st.position_rows():

@@ -240,7 +240,8 @@ def format_summary(df) -> str:
             if key not in done:
                 done.add(key)
                 lines.append(f"{r['agent']} and {r['opponent']} played identically: level in every deal "
-                             "(the same results with the two swapped), so their difference is exactly 0 here")
+                             "(the same results with the two swapped): their difference is 0 here, and its interval "
+                             "allows for deals not yet seen where they would differ")
     why = "every deal is played in every seating, so its rounds are not independent"
     lines.append(f"intervals: 95%, clustered by deal ({deals:,} deals; {why})" if deals
                  else f"intervals: 95%, clustered by deal ({why})")

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kc_sim.stats.intervals import mean_from_sums, rate_from_sums
+from kc_sim.stats.intervals import largest_mean, mean_from_sums, rate_from_sums
 from kc_sim.stats.sums import Sums, batch_width, deal_index
 
 if TYPE_CHECKING:
@@ -228,6 +228,14 @@ class Tally:
             rows.append(row)
         return pd.DataFrame(rows)
 
+    def pair_spread(self, a: int, b: int) -> float:
+        """The larger per-deal mean penalty of agents ``a`` and ``b`` over the rounds they
+        shared: how far one deal's penalty difference may lie from 0 (the bound of a
+        difference that was the same in every deal, :func:`~kc_sim.stats.intervals.mean_from_sums`)."""
+        A, p = self.n_agents, self.pair
+        N = p.N[a * A + b]
+        return max(largest_mean(p.S["penalty"][a * A + b], N), largest_mean(p.S["penalty"][b * A + a], N))
+
     def head_to_head(self, names) -> pd.DataFrame:
         """One row per ordered pair (agent, opponent) that met, over the rounds where both
         were dealt in: the agent's wins and win rate, its mean penalty, how often its penalty
@@ -255,7 +263,7 @@ class Tally:
             row["beats"] = int(round(self.total("pair", "beat", key)))
             row["ties"] = int(round(self.total("pair", "tie", key)))
             row["beat_rate"], row["beat_lo"], row["beat_hi"] = rate_from_sums(p.S["beat"][key], N, self.deals)
-            d = mean_from_sums(diff, N, paired=True)
+            d = mean_from_sums(diff, N, paired=True, spread=self.pair_spread(a, b))
             row["penalty_diff"], row["diff_lo"], row["diff_hi"] = d
             ah = rate_from_sums(ahead, N, self.deals, paired=True)
             row["ahead"], row["ahead_lo"], row["ahead_hi"] = ah

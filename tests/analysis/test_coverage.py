@@ -54,13 +54,14 @@ def test_independent_rounds_would_not_cover(truth3):
 
 def test_small_runs_of_20_deals_and_identical_agents():
     """20 deals at 4 players (Student's t and the skewness correction matter most there), and
-    identical agents: their paired figures are exactly level (counted apart, never missed)."""
+    identical agents: their paired figures are exactly level in every deal, and the bound of the
+    deals not yet seen to differ holds the truth every time."""
     cell = C.run_cell("difference", 4, 20, 150, seed=4, truth_deals=20_000, matches=False)
     lo, _ = _band(cell.runs)
     assert all(cell.coverage(k) >= lo for k in cell.total), {k: cell.coverage(k) for k in cell.total}
     same = C.run_cell("identical", 3, 30, 40, seed=5, truth_deals=5_000, matches=False)
-    assert same.exact.get("diff", 0) == 40 * 12 and "diff" not in same.total
-    assert same.coverage("ahead") == 1.0                            # exactly 50%, inside every bound
+    assert same.total["diff"] == 40 * 12 and same.coverage("diff") == 1.0   # exactly 0, inside every bound
+    assert same.coverage("ahead") == 1.0                                    # exactly 50%, inside every bound
 
 
 def test_the_leaderboard_bootstrap_covers():
@@ -84,8 +85,14 @@ def test_a_run_of_the_size_power_prints_has_its_power(tmp_path):
                    jobs=1, quiet=True)
     res = C.power_check(out, 0.02, sims=1500, seed=1)
     assert all(p["rounds"] == 24 * p["deals"] for p in res["pairs"])
-    checked = [p for p in res["pairs"] if p["deals"] >= 50]       # greedy vs king-first: a few deals suffice
-    assert len(checked) >= 4
-    for p in checked:
+    # greedy vs king-first: a few deals suffice. Pairs that need under 100 deals (greedy vs
+    # pile-merger: level in most deals, a heavy-tailed per-deal score) reach more than 80%
+    # (86% here): the formula's sd is the population's, most short runs see a smaller one
+    checked = [p for p in res["pairs"] if p["deals"] >= 100]
+    assert len(checked) >= 3
+    for p in res["pairs"]:
         se = math.sqrt(0.8 * 0.2 / p["sims"])
-        assert abs(p["power"] - 0.8) < 3.5 * se + 0.01, p
+        if p in checked:
+            assert abs(p["power"] - 0.8) < 3.5 * se + 0.01, p
+        elif p["deals"] >= 20:
+            assert 0.8 - 3.5 * se - 0.01 < p["power"] < 0.9, p

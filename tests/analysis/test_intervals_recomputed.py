@@ -27,7 +27,7 @@ from kc_sim.analysis.variance import run_adjusted
 from kc_sim.cli.tournament import format_summary
 from kc_sim.tournament import results as R
 from kc_sim.tournament.run import run_tournament
-from tests.helpers.intervals import clustered
+from tests.helpers.intervals import clustered, largest_deal_mean
 
 AGENTS = ["greedy", "merger", "random", "king-first"]
 
@@ -131,7 +131,8 @@ def test_summary_pair_rows(run):
         close((r.win_rate, r.win_lo, r.win_hi), clustered(d["won"], g, rate=True), f"{a}-{b} win")
         close((r.mean_penalty, r.penalty_lo, r.penalty_hi), clustered(d["pa"], g), f"{a}-{b} penalty")
         close((r.beat_rate, r.beat_lo, r.beat_hi), clustered(d["pa"] < d["pb"], g, rate=True), f"{a}-{b} beat")
-        diff = clustered(d["pa"] - d["pb"], g, paired=True)
+        spread = max(largest_deal_mean(d["pa"], g), largest_deal_mean(d["pb"], g))   # bounds a level difference
+        diff = clustered(d["pa"] - d["pb"], g, paired=True, spread=spread)
         close((r.penalty_diff, r.diff_lo, r.diff_hi), diff, f"{a}-{b} diff")
         ahead = np.where(d["pa"] < d["pb"], 1.0, np.where(d["pa"] == d["pb"], 0.5, 0.0))
         close((r.ahead, r.ahead_lo, r.ahead_hi), clustered(ahead, g, rate=True, paired=True), f"{a}-{b} ahead")
@@ -184,7 +185,9 @@ def test_scan_figures(run):
         ahead = np.where(d["pa"] < d["pb"], 1.0, np.where(d["pa"] == d["pb"], 0.5, 0.0))
         close(row["score"], clustered(ahead, d["group"], rate=True, paired=True), "ahead (scan)")
         close(row["win"], clustered(d["won"], d["group"], rate=True), "pair win (scan)")
-        close(row["diff"], clustered(d["pa"] - d["pb"], d["group"], paired=True), "diff (scan)")
+        spread = max(largest_deal_mean(S[S["agent"] == x]["penalty"], S[S["agent"] == x]["group"])
+                     for x in (row["agent"], row["opponent"]))          # the scan's: each agent's per-deal mean
+        close(row["diff"], clustered(d["pa"] - d["pb"], d["group"], paired=True, spread=spread), "diff (scan)")
     for row in st.position_rows():
         d = S[S["position"] == row["position"]]
         close(row["win"], clustered(d["won"], d["group"], rate=True), f"position {row['position']}")

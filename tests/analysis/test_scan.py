@@ -29,7 +29,7 @@ from kc_sim.errors import UserError
 from kc_sim.stats import mean_from_sums, rate_from_sums, sums
 from kc_sim.tournament.run import run_tournament
 from tests.helpers.intervals import clustered as reference
-from tests.helpers.intervals import per_deal
+from tests.helpers.intervals import largest_deal_mean, per_deal
 
 AGENTS = ["greedy", "king-first", "merger", "random"]
 
@@ -185,13 +185,24 @@ def _select(x, cluster, mask):
     return (x[mask], cluster[mask]) if mask is not None else (x, cluster)
 
 
-def cluster_mean(x, cluster, mask=None, paired=False) -> tuple[float, float, float]:
+def cluster_mean(x, cluster, mask=None, paired=False, spread=None) -> tuple[float, float, float]:
     """``(mean, lo, hi)`` of ``x`` clustered by deal: the reference interval of
     tests/helpers/intervals.py. NaNs when there is nothing to average."""
     x, cluster = _select(x, cluster, mask)
     if len(x) == 0:
         return math.nan, math.nan, math.nan
-    return reference(x, cluster, paired=paired)
+    return reference(x, cluster, paired=paired, spread=spread)
+
+
+def pen_spread(data, a: int, b: int) -> float:
+    """The larger per-deal mean penalty of agents a and b over all their rounds: the bound of
+    a penalty difference that is the same in every deal."""
+    out = 0.0
+    for x in (a, b):
+        s = data.seat_of(x)
+        i = np.flatnonzero(s >= 0)
+        out = max(out, largest_deal_mean(data.penalty[i, s[i]], data.group[i]))
+    return out
 
 
 def _n_clusters(cluster: np.ndarray) -> int:
@@ -232,7 +243,7 @@ def head_to_head(data: RunData) -> list[dict]:
             rows.append({
                 "agent": data.labels[a], "opponent": data.labels[b], "a": a, "b": b, "rounds": int(both.sum()),
                 "score": cluster_rate(score, g, paired=True), "win": cluster_rate(won, g),
-                "diff": cluster_mean(pa - pb, g, paired=True),
+                "diff": cluster_mean(pa - pb, g, paired=True, spread=pen_spread(data, a, b)),
             })
     return rows
 
@@ -336,7 +347,7 @@ def _pair_figures(d, a: int, b: int) -> dict | None:
         "win_a": cluster_rate(wa, g), "win_b": cluster_rate(wb, g),
         "win_diff": cluster_mean(wa - wb, g, paired=True),
         "ahead": cluster_rate(np.where(pa < pb, 1.0, np.where(pa == pb, 0.5, 0.0)), g, paired=True),
-        "pen_diff": cluster_mean((pa - pb).astype(np.float64), g, paired=True),
+        "pen_diff": cluster_mean((pa - pb).astype(np.float64), g, paired=True, spread=pen_spread(d, a, b)),
         "twice": _deals_won_twice(d, a, b),
     }
 

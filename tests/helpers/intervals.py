@@ -30,7 +30,8 @@ def wilson(k: float, n: float, z: float) -> tuple[float, float]:
     return (0.0 if p <= 0 else max(0.0, centre - half)), (1.0 if p >= 1 else min(1.0, centre + half))
 
 
-def from_sums(S, N, rate: bool = False, level: float = 0.95, paired: bool = False) -> tuple[float, float, float]:
+def from_sums(S, N, rate: bool = False, level: float = 0.95, paired: bool = False, spread=None
+              ) -> tuple[float, float, float]:
     S, N = np.asarray(S, float), np.asarray(N, float)
     g = len(S)
     m = S.sum() / N.sum()
@@ -41,8 +42,9 @@ def from_sums(S, N, rate: bool = False, level: float = 0.95, paired: bool = Fals
     r = S - m * N
     se = math.sqrt(g / (g - 1) * (r ** 2).sum()) / N.sum()
     if se == 0:
-        if not rate:
-            return m, m, m
+        if not rate:                                  # a share f of deals not yet seen to differ, by at most spread
+            f = 1 - ((1 - level) / 2) ** (1 / g)
+            return (m, m, m) if spread is None else (m, m - f * spread, m + f * spread)
         f = 1 - ((1 - level) / 2) ** (1 / g)          # a share of deals not yet seen to differ: at most f
         return m, m * (1 - f), m + (1 - m) * f
     skew = (r ** 3).mean() / (r ** 2).mean() ** 1.5
@@ -60,7 +62,14 @@ def from_sums(S, N, rate: bool = False, level: float = 0.95, paired: bool = Fals
     return (m, max(0.0, lo), min(1.0, hi)) if rate else (m, lo, hi)
 
 
-def clustered(values, groups, rate: bool = False, level: float = 0.95, paired: bool = False):
+def clustered(values, groups, rate: bool = False, level: float = 0.95, paired: bool = False, spread=None):
     """(estimate, lo, hi) of the mean of ``values`` (or their rate) clustered by ``groups``;
-    ``paired``: a paired difference of two agents (no skewness correction)."""
-    return from_sums(*per_deal(values, groups), rate=rate, level=level, paired=paired)
+    ``paired``: a paired difference of two agents (no skewness correction); ``spread``: how far
+    one deal's mean may lie, the bound of a mean the same in every deal."""
+    return from_sums(*per_deal(values, groups), rate=rate, level=level, paired=paired, spread=spread)
+
+
+def largest_deal_mean(values, groups) -> float:
+    """The largest per-deal mean of ``values``."""
+    S, N = per_deal(values, groups)
+    return float((S / N).max())
