@@ -281,7 +281,7 @@ class RunStats:
             twice = (self.twice.rate("won", k), self.twice.rate("won", kb), self.twice.count(k))
         return {
             "rounds": n, "win_a": h.rate("win", k), "win_b": h.rate("win", kb),
-            "win_diff": mean_from_sums(h.S["win"][k] - h.S["win"][kb], h.N[k], paired=True),
+            "win_diff": mean_from_sums(h.S["win"][k] - h.S["win"][kb], h.N[k], paired=True, spread=1.0),
             "ahead": h.rate("score", k, paired=True), "pen_diff": self._pen_diff(a, b), "twice": twice,
         }
 

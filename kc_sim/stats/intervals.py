@@ -32,6 +32,7 @@ observations, ``n_c`` their number; ``g`` the clusters with ``n_c > 0``):
   mean penalty of the two (``spread`` of :func:`mean_from_sums`): agents that play alike in
   most deals may still differ in rare ones (greedy and king-first at 3 players differ in
   under one deal in a hundred), and a zero width there covered the truth 82% of the time.
+  A win-rate difference the same in every deal gets it scaled by 1 (its per-deal range).
   Any other mean the same in every deal has no interval that data can bound: it gets a zero
   width, and the tables say "in every deal" (:func:`no_variation`).
 

@@ -345,7 +345,7 @@ def _pair_figures(d, a: int, b: int) -> dict | None:
     return {
         "rounds": int(both.sum()),
         "win_a": cluster_rate(wa, g), "win_b": cluster_rate(wb, g),
-        "win_diff": cluster_mean(wa - wb, g, paired=True),
+        "win_diff": cluster_mean(wa - wb, g, paired=True, spread=1.0),
         "ahead": cluster_rate(np.where(pa < pb, 1.0, np.where(pa == pb, 0.5, 0.0)), g, paired=True),
         "pen_diff": cluster_mean((pa - pb).astype(np.float64), g, paired=True, spread=pen_spread(d, a, b)),
         "twice": _deals_won_twice(d, a, b),
