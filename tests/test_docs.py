@@ -126,14 +126,20 @@ def test_round_columns_are_in_the_rounds_table(round_schema):
 
 
 def test_tally_metadata_key_and_fields_are_documented(round_schema):
+    import json
+
     from kc_sim.stats import Tally
     from kc_sim.tournament.results import TALLY_KEY
 
     doc = _text(FORMATS_DOC)
-    assert TALLY_KEY.encode() in (round_schema.metadata or {})
+    meta = round_schema.metadata or {}
+    assert TALLY_KEY.encode() in meta
     assert f"`{TALLY_KEY}`" in doc
     words = _code_words(doc)
-    missing = [f for f in ("n_agents", "players", *Tally._FIELDS) if f not in words]
+    stored = json.loads(meta[TALLY_KEY.encode()])
+    fields = [*stored, *stored["sums"], *next(iter(stored["sums"].values())),
+              *(v for s in Tally(2, 2).sums.values() for v in ("N", *s.values))]
+    missing = [f for f in fields if f not in words]
     assert not missing, f"docs/formats.md does not describe the tally fields {missing}"
 
 
@@ -145,6 +151,11 @@ def test_record_fields_and_format_name_are_documented():
     doc = _text(FORMATS_DOC)
     words = _code_words(doc)
     assert FORMAT in doc and RUN_FORMAT in doc
+    # a format named as the current one is the current one (older ones are named as older)
+    for page in (FORMATS_DOC, ROOT / "README.md"):
+        for name in re.findall(r"kc-sim/tournament/\d+", _text(page)):
+            context = _text(page).split(name, 1)[0][-80:] + name + _text(page).split(name, 1)[1][:80]
+            assert name == RUN_FORMAT or "format 1" in context or "older" in context, (page.name, context)
     missing = [f for f in (*REQUIRED, *RULE_SWITCHES) if f not in words]
     assert not missing, f"docs/formats.md does not describe the record fields {missing}"
 
@@ -263,3 +274,16 @@ def test_where_lines_name_existing_modules_and_names(md):
                     if not re.search(rf"\b{re.escape(part)}\b", source):
                         bad.append(f"{m.group(1)}: {name}")
     assert not bad, f"{md.name}: where lines name missing code {bad}"
+
+
+def test_summary_columns_are_documented(tmp_path):
+    from kc_sim.tournament.results import read_summary
+    from kc_sim.tournament.run import run_tournament
+
+    out = tmp_path / "s"
+    run_tournament(["random", "greedy", "merger"], players=3, matches=6, rules="match=rounds:2", rounds=None,
+                   jobs=1, quiet=True, out=out)
+    section = _text(FORMATS_DOC).split("## `summary.parquet`", 1)[1].split("\n## ", 1)[0]
+    words = _code_words(section)
+    missing = [c for c in read_summary(out).columns if _doc_column(c) not in words]
+    assert not missing, f"docs/formats.md does not describe the summary columns {missing}"

@@ -14,7 +14,7 @@ import numpy as np
 
 from kc_sim.analysis import scan
 from kc_sim.analysis.run_stats import RunStats
-from kc_sim.analysis.sums import Sums, deal_index
+from kc_sim.stats.sums import Sums, deal_index
 from kc_sim.tournament import results
 
 

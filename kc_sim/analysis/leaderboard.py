@@ -15,14 +15,22 @@ The model (Bradley-Terry on the pairs of each round; see docs/agents.md, Stronge
 * the **rating** is theta on the Elo scale (400 / ln 10 per unit of theta), centred on the
   mean agent: a 100-point gap means the stronger agent beats the weaker one 64% of the
   time (in pairs that are not tied).
-* **intervals** (95%) come from a bootstrap over deals: the unit resampled is a rotation
-  group (one deal played in every seat rotation and by every line-up of a run), so the
-  correlation that duplicate deals create between the rounds of a group is kept. The
-  rounds are read one part at a time and summed per deal; past 16,384 deals a run's deals
-  are pooled into that many batches of consecutive deals, which resamples the same
+* **intervals** (95%) come from a bootstrap over deals: the unit resampled is a deal (one
+  deal played in every seating and by every line-up of a run, and by every run made with
+  the same ``--seed``: runs with one seed played the same deals, so their rounds of a deal
+  are resampled together; runs with different seeds are independent), so the correlation
+  that duplicate deals create between the rounds of a deal is kept. The rounds are read
+  one part at a time and summed per deal; past 16,384 deals a family of runs' deals are
+  pooled into that many batches of consecutive deals, which resamples the same
   independent deals in blocks (same variance), so memory stays flat. With
-  ``bootstrap=0`` they come from the curvature of the likelihood instead (which treats
-  pairs as independent and is too narrow under duplicate deals).
+  ``bootstrap=0`` they come from the sandwich covariance clustered by deal
+  (:func:`sandwich_cov`) and Student's quantile on the deals minus one. The bootstrap's
+  percentile intervals are widened for few deals (:func:`widen`: 1.10x at 20 deals, 1.00x
+  past a few thousand), so that they keep their coverage in small runs.
+* **agents that did not all meet** cannot be rated against each other: the leaderboard
+  says so. In a bootstrap resample that leaves some agents apart (a few deals, sparse
+  line-ups) the resample is drawn again, and after 100 draws each group is fitted on its
+  own, centred on the mean agent (:func:`fit_bt`), the same on every linear-algebra library.
 
 Beside the ratings, the leaderboard reports the pairwise meta-game they summarise
 (:mod:`kc_sim.analysis.metagame`): the share of comparisons each agent finishes ahead of
@@ -55,7 +63,8 @@ from matplotlib.figure import Figure
 from kc_sim.analysis import metagame, scan
 from kc_sim.errors import UserError
 from kc_sim.records.atomic import atomic_file
-from kc_sim.stats import Z95, rate_from_sums, z_of
+from kc_sim.stats import rate_from_sums, t_of, z_of
+from kc_sim.stats.sums import batch_width
 from kc_sim.tournament import results
 from kc_sim.tournament.results import agent_codes, seats_of
 from kc_sim.tournament.schema import AGENT, PENALTY, seat_names
@@ -86,6 +95,8 @@ class Comparisons:
     rounds: np.ndarray          # rounds played, by agent
     n_units: int
     n_rounds: int
+    families: int = 1           # sets of runs on their own deals (runs with one seed share theirs)
+    n_deals: int = 0            # deals behind the units (a unit is a batch of deals past 16,384 deals)
 
 
 def _run_parts(run_dir: Path) -> list[tuple[Path, list[str]]]:
@@ -114,14 +125,17 @@ def _run_parts(run_dir: Path) -> list[tuple[Path, list[str]]]:
     return out
 
 
-def _deals(run_dir: Path, parts) -> int:
-    """Deals per line-up of a run (:func:`kc_sim.analysis.scan.n_deals`; a folder without a manifest
-    counts them from its parts)."""
+def _deals_and_family(run_dir: Path, parts, index: int) -> tuple[int, tuple]:
+    """Deals per line-up of a run (:func:`kc_sim.analysis.scan.n_deals`) and its *family*: the
+    runs of one family played the same deals (group ``g`` of each is the deal of seed
+    ``derive(seed, g)``), so ``("seed", s)`` from the manifest; a folder without one is a
+    family of its own."""
     try:
         manifest = results.read_manifest(run_dir)
-    except (OSError, ValueError):
-        manifest = {}
-    return scan.n_deals(manifest, parts)
+        family = ("seed", int(manifest["config"]["seed"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        manifest, family = {}, ("run", index)
+    return scan.n_deals(manifest, parts), family
 
 
 def _seat_codes(column, names: dict) -> np.ndarray:
@@ -139,30 +153,48 @@ def _seat_codes(column, names: dict) -> np.ndarray:
 
 
 def load_comparisons(run_dirs) -> Comparisons:
-    """Every pairwise comparison in the rounds of ``run_dirs``, summed per (batch of
-    deals, pair), read one part at a time.
+    """Every pairwise comparison in the rounds of ``run_dirs``, summed per (unit, pair), read
+    one part at a time.
 
-    The unit the bootstrap resamples is the deal. To keep memory flat at any number of
-    rounds, the deals of a run are pooled into at most ``scan.MAX_BATCHES`` batches of
-    consecutive deals (``batch = group // width``, as :mod:`kc_sim.analysis.scan` pools them for
-    the clustered intervals of figures and reports); deals are independent, so resampling
-    batches estimates the same variance. A run of at most ``scan.MAX_BATCHES`` deals has one
-    deal per batch: exactly the per-deal bootstrap."""
+    **The unit is the deal, across runs.** Runs made with the same ``--seed`` played the same
+    deals (group ``g`` of each is the same deal seed), so their rounds of deal ``g`` are
+    correlated: they are summed into one unit, which the bootstrap resamples as a whole.
+    Runs with different seeds played independent deals and have units of their own. To keep
+    memory flat at any number of rounds, the deals of a family of runs are pooled into at
+    most :data:`kc_sim.stats.sums.MAX_BATCHES` batches of consecutive deals
+    (``batch = group // width``, as the clustered intervals of figures and reports pool
+    them); deals are independent, so resampling batches estimates the same variance. Up to
+    that many deals, a unit is one deal: exactly the per-deal bootstrap."""
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]
     run_dirs = [Path(d) for d in run_dirs]
     if not run_dirs:
         raise UserError("give at least one run folder")
+    seen: dict[Path, Path] = {}
+    for d in run_dirs:
+        key = d.resolve()
+        if key in seen:
+            raise UserError(f"run folder {str(d)!r} is given twice (as {str(seen[key])!r}): give each run once")
+        seen[key] = d
+
+    runs = []                                       # (run, parts, family)
+    family_deals: dict[tuple, int] = {}
+    for i, run in enumerate(run_dirs):
+        parts = _run_parts(run)
+        deals, family = _deals_and_family(run, [p for p, _ in parts], i)
+        family_deals[family] = max(family_deals.get(family, 0), deals)
+        runs.append((run, parts, family))
+    width = {f: batch_width(d) for f, d in family_deals.items()}
+    offset, units = {}, 0
+    for f, d in family_deals.items():             # in order of first appearance
+        offset[f] = units
+        units += max(1, math.ceil(d / width[f]))
 
     names: dict[str, int] = {}
     sums: dict[tuple[int, int], np.ndarray] = {}    # (a, b) -> (2, units): score of a, count
     rounds_by_agent: dict[int, int] = {}
-    offset, n_rounds, units = 0, 0, 0
-    for run in run_dirs:
-        parts = _run_parts(run)
-        deals = _deals(run, [p for p, _ in parts])
-        width = scan.batch_width(deals)
-        units = offset + math.ceil(deals / width)
+    n_rounds = 0
+    for run, parts, family in runs:
         for p, cols in parts:
             t = pq.read_table(p, columns=cols)
             k = (len(cols) - 2) // 2
@@ -170,13 +202,14 @@ def load_comparisons(run_dirs) -> Comparisons:
             if n == 0:
                 continue
             n_rounds += n
-            unit = offset + t.column("group").to_numpy().astype(np.int64) // width
-            units = max(units, int(unit.max()) + 1)     # groups beyond the manifest's count
+            unit = offset[family] + t.column("group").to_numpy().astype(np.int64) // width[family]
+            if unit.max() >= offset[family] + math.ceil(family_deals[family] / width[family]):
+                raise UserError(f"cannot read {p}: deal numbers beyond the {family_deals[family]:,} deals "
+                                "its run folder's manifest schedules")
             codes = np.stack([_seat_codes(t.column(f"{AGENT}{s}"), names) for s in range(k)], axis=1)
             pen = np.stack([t.column(f"{PENALTY}{s}").fill_null(-1).to_numpy().astype(np.int64)
                             for s in range(k)], axis=1)
             _add_part(sums, rounds_by_agent, codes, pen, unit, len(names), units)
-        offset = units
     agents = sorted(names, key=names.get)
     if len(agents) < 2 or not sums:
         raise UserError(f"a leaderboard needs rounds between at least 2 agents; found {len(agents)} "
@@ -195,7 +228,8 @@ def load_comparisons(run_dirs) -> Comparisons:
     order = np.lexsort((np.concatenate(pair_b), np.concatenate(pair_a), dense))
     rounds = np.array([rounds_by_agent.get(i, 0) for i in range(len(agents))], np.int64)
     return Comparisons(agents, dense[order], np.concatenate(pair_a)[order], np.concatenate(pair_b)[order],
-                       np.concatenate(pair_s)[order], np.concatenate(pair_c)[order], rounds, len(used), n_rounds)
+                       np.concatenate(pair_s)[order], np.concatenate(pair_c)[order], rounds, len(used), n_rounds,
+                       len(family_deals), sum(family_deals.values()))
 
 
 def _add_part(sums: dict, rounds_by_agent: dict, codes, pen, unit, n: int, units: int) -> None:
@@ -269,33 +303,25 @@ def fit_bt(W: np.ndarray, N: np.ndarray, prior: float = 1.0, tol: float = 1e-10,
            max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
     """Bradley-Terry strengths from ``W[i, j]`` (score of i against j) and ``N[i, j]``
     (comparisons of i and j, symmetric), with ``prior`` virtual tied comparisons per pair
-    that met. Returns (theta with sum 0, covariance of theta from the observed information)."""
+    that met. Returns (theta with sum 0, covariance of theta from the observed information).
+
+    **Agents that did not all meet.** The strengths of groups of agents with no comparison
+    between them are not identified by the data; each connected group (:func:`_components`)
+    is fitted on its own, by Newton's method with its strengths summing to zero, so an agent
+    with no comparison at all stays at the mean (0) and a group is centred on it. Every
+    linear system solved is that of one connected group, which is non-singular, so the fit
+    is the same whatever the linear-algebra library (no singular matrix is ever handed to
+    it, and no fallback path depends on how it reports one)."""
     n = W.shape[0]
     met = N > 0
     W = W + 0.5 * prior * met
     N = N + prior * met
     theta = np.zeros(n)
-    for _ in range(max_iter):
-        d = theta[:, None] - theta[None, :]
-        p = 1.0 / (1.0 + np.exp(-d))
-        grad = (W - N * p).sum(axis=1)
-        v = N * p * (1.0 - p)
-        H = v.copy()
-        np.fill_diagonal(H, 0.0)
-        H[np.diag_indices(n)] = -v.sum(axis=1) + np.diag(v)
-        # solve with the sum-to-zero constraint (H is singular along the all-ones direction)
-        A = -H + np.ones((n, n)) / n
-        try:
-            step = np.linalg.solve(A, grad)
-        except np.linalg.LinAlgError:     # an agent with no comparison: its strength stays at the mean
-            step = np.linalg.lstsq(A, grad, rcond=None)[0]
-        big = np.max(np.abs(step))
-        if big > 2.0:               # damp the first steps on lopsided data
-            step *= 2.0 / big
-        theta = theta + step
-        theta -= theta.mean()
-        if np.max(np.abs(step)) < tol:
-            break
+    for comp in _components(n, met):
+        if len(comp) > 1:
+            idx = np.asarray(comp)
+            theta[idx] = _fit_component(W[np.ix_(idx, idx)], N[np.ix_(idx, idx)], tol, max_iter)
+    theta -= theta.mean()
     d = theta[:, None] - theta[None, :]
     p = 1.0 / (1.0 + np.exp(-d))
     v = N * p * (1.0 - p)
@@ -303,6 +329,46 @@ def fit_bt(W: np.ndarray, N: np.ndarray, prior: float = 1.0, tol: float = 1e-10,
     np.fill_diagonal(info, v.sum(axis=1) - np.diag(v))
     cov = np.linalg.pinv(info)
     return theta, cov
+
+
+def _fit_component(W: np.ndarray, N: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
+    """Newton's method for the strengths of one connected group of agents (sum 0)."""
+    n = W.shape[0]
+    theta = np.zeros(n)
+    for _ in range(max_iter):
+        d = theta[:, None] - theta[None, :]
+        p = 1.0 / (1.0 + np.exp(-d))
+        grad = (W - N * p).sum(axis=1)
+        v = N * p * (1.0 - p)
+        H = -v
+        np.fill_diagonal(H, v.sum(axis=1) - np.diag(v))
+        # the sum-to-zero constraint: H is singular along the all-ones direction only
+        step = np.linalg.solve(H + np.ones((n, n)) / n, grad)
+        big = np.max(np.abs(step))
+        if big > 2.0:               # damp the first steps on lopsided data
+            step *= 2.0 / big
+        theta = theta + step
+        theta -= theta.mean()
+        if np.max(np.abs(step)) < tol:
+            break
+    return theta
+
+
+def sandwich_cov(c: Comparisons, theta: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """The covariance of theta clustered by deal (the sandwich ``I^+ J I^+``): ``I^+`` the
+    inverse information of :func:`fit_bt` (``cov``), ``J = g / (g - 1) sum_u s_u s_u'`` with
+    ``s_u`` the score (gradient of the log-likelihood) of unit ``u``'s comparisons at theta,
+    over the ``g`` units. The information alone treats every comparison as independent, which
+    the comparisons of one deal (every seating, every pair of seats, every line-up) are not."""
+    n = len(theta)
+    p = 1.0 / (1.0 + np.exp(theta[c.b] - theta[c.a]))
+    r = c.score - c.count * p                     # d loglik / d theta_a of each (unit, pair)
+    g = int(c.n_units)
+    scores = np.zeros((g, n))
+    np.add.at(scores, (c.unit, c.a), r)
+    np.add.at(scores, (c.unit, c.b), -r)
+    J = scores.T @ scores * (g / (g - 1) if g > 1 else math.nan)
+    return cov @ J @ cov
 
 
 def _totals(c: Comparisons, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -334,10 +400,12 @@ def leaderboard(run_dirs, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0, lev
     ``rating_hi`` (Elo scale, mean agent 0), ``theta`` (+ ``theta_lo``, ``theta_hi``),
     ``p_vs_mean`` (chance to beat an agent of rating 0), ``p_vs_next`` (chance to beat the
     next agent down), ``score_rate`` (share of its pairwise comparisons won, ties 1/2),
-    ``comparisons``, ``rounds``, ``interval`` (bootstrap or hessian), ``nash_weight`` (its
+    ``comparisons``, ``rounds``, ``interval`` (``bootstrap`` over deals, or ``clustered``: the
+    sandwich covariance clustered by deal with ``bootstrap=0``), ``nash_weight`` (its
     weight in the maximum-entropy Nash mixture of the meta-game), ``nash_rating`` (its
     payoff, share - 1/2, against that mixture: 0 in the support, negative off it) with
-    ``nash_rating_lo``, ``nash_rating_hi`` (bootstrap; NaN with ``bootstrap=0``).
+    ``nash_rating_lo``, ``nash_rating_hi`` (bootstrap; NaN with ``bootstrap=0``) and
+    ``nash_support`` (the share of bootstrap resamples in which the agent is in the support).
 
     ``df.attrs``: ``units`` (deals or batches of deals), ``rounds``, and ``metagame``
     (:class:`Metagame`: the pairwise shares, the cycles and Bradley-Terry's fit)."""
@@ -359,7 +427,6 @@ def rate_comparisons(c: Comparisons, bootstrap: int = DEFAULT_BOOTSTRAP, seed: i
         raise UserError(f"these agents never met across the groups {groups}: a rating cannot compare them; "
                         "add a run where the groups play each other")
     theta, cov = fit_bt(W, N)
-    z = Z95 if level == 0.95 else z_of(level)
     boot_shares = None
     if bootstrap > 0:
         rng = np.random.default_rng(seed)
@@ -371,20 +438,21 @@ def rate_comparisons(c: Comparisons, bootstrap: int = DEFAULT_BOOTSTRAP, seed: i
                 Wb, Nb = _totals(c, wts)
                 if len(_components(n, Nb > 0)) == 1:
                     break
-            boot[r], _ = fit_bt(Wb, Nb)
+            boot[r], _ = fit_bt(Wb, Nb)          # still apart after 100 draws: each group centred (fit_bt)
             boot_shares[r] = metagame.shares(Wb, Nb)
         alpha = (1.0 - level) / 2
-        lo = np.quantile(boot, alpha, axis=0)
-        hi = np.quantile(boot, 1 - alpha, axis=0)
+        lo, hi = widen(theta, np.quantile(boot, alpha, axis=0), np.quantile(boot, 1 - alpha, axis=0), c.n_units,
+                       level)
         how = "bootstrap"
     else:
-        se = np.sqrt(np.maximum(np.diag(cov), 0.0))
-        lo, hi = theta - z * se, theta + z * se
-        how = "hessian"
+        se = np.sqrt(np.maximum(np.diag(sandwich_cov(c, theta, cov)), 0.0))
+        q = t_of(level, max(c.n_units - 1, 1))
+        lo, hi = theta - q * se, theta + q * se
+        how = "clustered"
     comparisons = N.sum(axis=1)
     score = W.sum(axis=1)
     order = np.argsort(-theta, kind="stable")
-    meta, nash = _metagame(c, W, N, theta, order, boot_shares, level, z)
+    meta, nash = _metagame(c, W, N, theta, order, boot_shares, level)
     rows = []
     for rank, i in enumerate(order, start=1):
         nxt = order[rank] if rank < n else None
@@ -397,13 +465,29 @@ def rate_comparisons(c: Comparisons, bootstrap: int = DEFAULT_BOOTSTRAP, seed: i
             "score_rate": score[i] / comparisons[i] if comparisons[i] else float("nan"),
             "comparisons": int(round(comparisons[i])), "rounds": int(c.rounds[i]), "interval": how,
             "nash_weight": nash["weight"][i], "nash_rating": nash["rating"][i],
-            "nash_rating_lo": nash["lo"][i], "nash_rating_hi": nash["hi"][i],
+            "nash_rating_lo": nash["lo"][i], "nash_rating_hi": nash["hi"][i], "nash_support": nash["support"][i],
         })
     df = pd.DataFrame(rows)
     df.attrs["units"] = c.n_units
+    df.attrs["families"] = c.families
+    df.attrs["deals"] = c.n_deals or c.n_units
     df.attrs["rounds"] = c.n_rounds
     df.attrs["metagame"] = meta
     return df
+
+
+def widen(est, lo, hi, units: int, level: float = 0.95):
+    """Bootstrap percentile bounds ``lo``, ``hi`` of ``est`` widened for few deals: each side's
+    distance from the estimate times ``t_{units-1} / z * sqrt(units / (units - 1))``, the two
+    ways a bootstrap over ``units`` deals is too narrow (its variance is ``(units - 1) / units``
+    of the clustered one, and it knows no Student quantile): 1.10 at 20 deals, 1.03 at 100,
+    1.00 past a few thousand. Without it the percentile intervals cover 92-93% at 20 deals (the
+    coverage study, :mod:`kc_sim.analysis.coverage`)."""
+    if units < 2:
+        return lo, hi
+    f = t_of(level, units - 1) / z_of(level) * math.sqrt(units / (units - 1))
+    est = np.asarray(est, np.float64)
+    return est - f * (est - np.asarray(lo)), est + f * (np.asarray(hi) - est)
 
 
 def _quantiles(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -415,24 +499,31 @@ def _quantiles(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
         return np.nanquantile(x, alpha, axis=0), np.nanquantile(x, 1 - alpha, axis=0)
 
 
-def _nash(S: np.ndarray, boot_shares, level: float) -> dict:
+def _nash(S: np.ndarray, boot_shares, level: float, units: int) -> dict:
     """Nash averaging of the shares ``S`` (:func:`kc_sim.analysis.metagame.nash_average`),
-    with percentile intervals of the Nash ratings over the bootstrap resamples. NaN for
-    more agents than :data:`~kc_sim.analysis.metagame.MAX_NASH_AGENTS`."""
+    with percentile intervals of the Nash ratings over the bootstrap resamples and each
+    agent's ``support``: the share of resamples in which it is in the support of the
+    mixture (its rating there is 0 by definition, so an interval of the rating says little
+    about an agent in the support: the support share does). NaN for more agents than
+    :data:`~kc_sim.analysis.metagame.MAX_NASH_AGENTS`, and for the intervals and support
+    without a bootstrap."""
     n = len(S)
     nan = np.full(n, np.nan)
     if n > metagame.MAX_NASH_AGENTS:
-        return {"weight": nan, "rating": nan, "lo": nan, "hi": nan}
+        return {"weight": nan, "rating": nan, "lo": nan, "hi": nan, "support": nan}
     weight, rating = metagame.nash_average(metagame.payoff(S))
-    lo = hi = nan
+    lo = hi = support = nan
     if boot_shares is not None:
-        boot = np.array([metagame.nash_average(metagame.payoff(b))[1] for b in boot_shares])
-        lo, hi = _quantiles(boot, level)
-    return {"weight": weight, "rating": rating, "lo": lo, "hi": hi}
+        res = [metagame.nash_average(metagame.payoff(b)) for b in boot_shares]
+        boot = np.array([r for _, r in res])
+        lo, hi = widen(rating, *_quantiles(boot, level), units, level)
+        hi = np.minimum(hi, 0.0)                                   # a Nash rating is never above 0
+        support = np.mean([w > metagame.TOL for w, _ in res], axis=0)
+    return {"weight": weight, "rating": rating, "lo": lo, "hi": hi, "support": support}
 
 
-def _metagame(c: Comparisons, W, N, theta, order, boot_shares, level: float, z: float):
-    """The pairwise shares with their intervals (bootstrap percentiles, or clustered Wilson
+def _metagame(c: Comparisons, W, N, theta, order, boot_shares, level: float):
+    """The pairwise shares with their intervals (bootstrap percentiles, or clustered by deal
     intervals with ``bootstrap=0``), the cycles, Bradley-Terry's fit test and Nash
     averaging (:mod:`kc_sim.analysis.metagame`). Returns (:class:`Metagame`, nash dict)."""
     n = len(c.agents)
@@ -445,16 +536,19 @@ def _metagame(c: Comparisons, W, N, theta, order, boot_shares, level: float, z: 
     LO, HI = np.full((n, n), np.nan), np.full((n, n), np.nan)
     if boot_shares is not None:
         lo, hi = _quantiles(boot_shares[:, pairs[:, 0], pairs[:, 1]], level)
+        lo, hi = widen(share, lo, hi, c.n_units, level)
+        lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
         how = "bootstrap"
     else:
         lo, hi = np.empty(len(pairs)), np.empty(len(pairs))
         for k in range(len(pairs)):
             here = pid == k
-            _, lo[k], hi[k] = rate_from_sums(c.score[here], c.count[here], z=z)
+            _, lo[k], hi[k] = rate_from_sums(c.score[here], c.count[here], level=level, paired=True)
         how = "clustered"
     LO[pairs[:, 0], pairs[:, 1]], HI[pairs[:, 0], pairs[:, 1]] = lo, hi
     LO[pairs[:, 1], pairs[:, 0]], HI[pairs[:, 1], pairs[:, 0]] = 1.0 - hi, 1.0 - lo
-    test = metagame.bt_fit_test(theta, pairs, share, count, cov)
+    level_pairs = np.diag(cov) <= 0.0                       # the same share in every deal: nothing to test
+    test = metagame.bt_fit_test(theta, pairs, share, count, cov, drop=level_pairs)
     Z = np.full((n, n), np.nan)
     Z[pairs[:, 0], pairs[:, 1]], Z[pairs[:, 1], pairs[:, 0]] = test["z"], -test["z"]
     rank = np.empty(n, np.int64)
@@ -479,13 +573,16 @@ def _metagame(c: Comparisons, W, N, theta, order, boot_shares, level: float, z: 
                  "support"])
     fit = {"test": "wald, clustered by deal", "chi2": test["chi2"], "df": test["df"],
            "p_value": test["p_value"], "fits": bool(test["df"] == 0 or test["p_value"] >= FIT_LEVEL)}
+    if level_pairs.any():
+        fit["level_pairs"] = [[c.agents[int(a)], c.agents[int(b)], float(share[k])]
+                              for k, (a, b) in enumerate(pairs) if level_pairs[k]]
     if test["worst"] >= 0:
         a, b = (int(x) for x in pairs[test["worst"]])
         if Z[a, b] < 0:
             a, b = b, a
         fit.update({"worst_agent": c.agents[a], "worst_opponent": c.agents[b], "worst_share": float(S[a, b]),
                     "worst_bt_share": 1.0 / (1.0 + math.exp(theta[b] - theta[a])), "worst_z": float(Z[a, b])})
-    return Metagame(pairs_df, cycles_df, fit), _nash(S, boot_shares, level)
+    return Metagame(pairs_df, cycles_df, fit), _nash(S, boot_shares, level, c.n_units)
 
 
 def format_leaderboard(df) -> str:
@@ -558,27 +655,45 @@ def format_metagame(df, meta: Metagame) -> str:
     lines.append(format_fit(meta.fit))
     lines.append("Nash averaging: maximum-entropy Nash mixture of the meta-game (payoff = share - 50%); "
                  "Nash rating = payoff against the mixture, pp (0 in the support)")
-    lines.append(f"{'#':>2s} {'agent':{width}s} {'weight':>7s}  {'Nash rating [95% CI]':s}")
+    lines.append(f"{'#':>2s} {'agent':{width}s} {'weight':>7s}  {'Nash rating [95% CI]':22s} {'in support':>10s}")
     for r in df.itertuples(index=False):
-        ci = "" if math.isnan(r.nash_rating_lo) else f" [{_pct(r.nash_rating_lo, True)}, {_pct(r.nash_rating_hi, True)}]"
         weight = "n/a" if math.isnan(r.nash_weight) else f"{100 * r.nash_weight:.1f}%"
-        lines.append(f"{int(r.rank):>2d} {str(r.agent):{width}s} {weight:>7s}  {_pct(r.nash_rating, True):>6s}{ci}")
+        support = getattr(r, "nash_support", math.nan)
+        if math.isnan(r.nash_rating_lo):
+            cell = _pct(r.nash_rating, True)
+        elif r.nash_rating_lo == r.nash_rating_hi == 0.0:    # in the support of every resample: see its column
+            cell = _pct(r.nash_rating, True)
+        else:
+            cell = f"{_pct(r.nash_rating, True)} [{_pct(r.nash_rating_lo, True)}, {_pct(r.nash_rating_hi, True)}]"
+        share = "" if math.isnan(support) else f"{100 * support:9.0f}%"
+        lines.append(f"{int(r.rank):>2d} {str(r.agent):{width}s} {weight:>7s}  {cell:22s} {share:>10s}")
+    if "nash_support" in df and df["nash_support"].notna().any():
+        lines.append("in support: share of the bootstrap resamples in which the agent is in the mixture's support "
+                     "(its Nash rating is 0 there)")
     return "\n".join(lines)
 
 
 def format_fit(fit: dict) -> str:
     """One line: "BT fits: ..." or "BT does not fit: worst pair ...", with the Wald
-    statistic, its degrees of freedom and p-value."""
+    statistic, its degrees of freedom and p-value; then a line naming the pairs whose share
+    was the same in every deal (left out of the test), e.g. two agents that play identically."""
+    level = fit.get("level_pairs") or []
+    note = ""
+    if level:
+        what = "; ".join(f"{a} and {b}: {_pct(sh)}% in every deal" + (" (they played identically)" if sh == 0.5
+                                                                          else "")
+                         for a, b, sh in level)
+        note = f"\nthe same share in every deal, left out of the fit test: {what}"
     if fit.get("df", 0) == 0:
-        return "BT fits: no test (0 degrees of freedom: every pair's share is fitted exactly)"
+        return "BT fits: no test (no degrees of freedom left: every pair's share is fitted exactly)" + note
     stat = f"chi2 {fit['chi2']:.2f} on {fit['df']} df, p = {fit['p_value']:.3g}"
     worst = ""
     if "worst_agent" in fit:
         worst = (f"{fit['worst_agent']} vs {fit['worst_opponent']}: observed {_pct(fit['worst_share'])}%, "
                  f"BT {_pct(fit['worst_bt_share'])}% (z = {fit['worst_z']:+.1f})")
     if fit["fits"]:
-        return f"BT fits: {stat}" + (f"; largest residual {worst}" if worst else "")
-    return f"BT does not fit: worst pair {worst}; {stat}"
+        return f"BT fits: {stat}" + (f"; largest residual {worst}" if worst else "") + note
+    return (f"BT does not fit: worst pair {worst}; {stat}" if worst else f"BT does not fit: {stat}") + note
 
 
 def save_leaderboard(df, out_dir) -> dict:

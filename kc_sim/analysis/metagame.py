@@ -147,13 +147,15 @@ def clustered_share_cov(unit, pair, score, count, n_units: int, n_pairs: int):
 
 # --- Bradley-Terry's goodness of fit --------------------------------------------------------
 
-def bt_fit_test(theta, pairs, share, count, cov, rank_tol: float = 1e-10) -> dict:
+def bt_fit_test(theta, pairs, share, count, cov, rank_tol: float = 1e-10, drop=None) -> dict:
     """The Wald test of Bradley-Terry's predicted shares against the observed ones (module
     doc). ``theta`` (n,) fitted strengths; ``pairs`` (P, 2) agent indices (a, b) that met;
     ``share`` (P,) observed share of a over b; ``count`` (P,) comparisons; ``cov`` (P, P)
     covariance of the observed shares. Returns a dict: ``chi2``, ``df``, ``p_value``,
     ``predicted`` (P,) BT's shares, ``z`` (P,) standardised residuals (NaN where the residual
-    has no variance), ``worst`` (index of the largest |z|, or -1)."""
+    has no variance), ``worst`` (index of the largest |z|, or -1). ``drop`` (P,) marks pairs
+    left out of the statistic (pairs whose share did not vary between deals: the residual of
+    a share known without error has no distribution to test against)."""
     theta = np.asarray(theta, np.float64)
     pairs = np.asarray(pairs, np.int64).reshape(-1, 2)
     share = np.asarray(share, np.float64)
@@ -169,11 +171,14 @@ def bt_fit_test(theta, pairs, share, count, cov, rank_tol: float = 1e-10) -> dic
     M = np.eye(P) - G @ np.linalg.pinv(XD @ G) @ XD
     C = M @ np.nan_to_num(np.asarray(cov, np.float64)) @ M.T
     C = (C + C.T) / 2.0
-    lam, U = np.linalg.eigh(C) if P else (np.zeros(0), np.zeros((0, 0)))
-    keep = lam > rank_tol * max(float(lam.max()) if P else 0.0, 1e-300)
+    use = np.ones(P, bool) if drop is None else ~np.asarray(drop, bool)
+    Cu = C[np.ix_(use, use)]
+    Pu = int(use.sum())
+    lam, U = np.linalg.eigh(Cu) if Pu else (np.zeros(0), np.zeros((0, 0)))
+    keep = lam > rank_tol * max(float(lam.max()) if Pu else 0.0, 1e-300)
     df = int(min(keep.sum(), max(P - (n - 1), 0)))
     if df > 0:
-        proj = U[:, keep].T @ r
+        proj = U[:, keep].T @ r[use]
         order = np.argsort(-lam[keep])[:df]
         chi2 = float(np.sum(proj[order] ** 2 / lam[keep][order]))
         p_value = chi2_sf(chi2, df)
@@ -181,7 +186,7 @@ def bt_fit_test(theta, pairs, share, count, cov, rank_tol: float = 1e-10) -> dic
         chi2, p_value = 0.0, math.nan
     sd = np.sqrt(np.maximum(np.diag(C), 0.0)) if P else np.zeros(0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        z = np.where(sd > 1e-12, r / np.where(sd > 1e-12, sd, 1.0), np.nan)
+        z = np.where((sd > 1e-12) & use, r / np.where(sd > 1e-12, sd, 1.0), np.nan)
     worst = int(np.nanargmax(np.abs(z))) if df > 0 and np.isfinite(z).any() else -1
     return {"chi2": chi2, "df": df, "p_value": p_value, "predicted": pred, "z": z, "worst": worst}
 

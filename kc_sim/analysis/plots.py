@@ -22,11 +22,10 @@ importing this module never changes the backend of a notebook.
 **Intervals.** A tournament plays every deal several times (once per seating,
 and again in every line-up), so rounds on the same deal are not
 independent: in self-play of a deterministic agent the seatings even replay the same
-game. All intervals here are 95% intervals clustered by deal:
-means use the cluster-robust (ratio) standard error; rates use a Wilson interval on the
-effective sample size ``p (1 - p) / se**2`` (Kish), which equals the ordinary Wilson
-interval when rounds are independent. ``summary.parquet`` keeps its independent-round
-Wilson intervals. The figures are computed from one streaming pass over the parquet parts
+game. All intervals here are 95% intervals clustered by deal, from
+the one engine of :mod:`kc_sim.stats.intervals` (cluster-robust standard error, Student's
+quantile on the deals minus one, Hall's skewness correction; docs/analysis.md, "What the
+intervals are"), the same as ``summary.parquet``'s. The figures are computed from one streaming pass over the parquet parts
 (:mod:`kc_sim.analysis.scan`: per-deal sums, pooled into at most ``MAX_BATCHES`` batches of
 consecutive deals on large runs), so memory does not grow with the number of rounds.
 

@@ -1,20 +1,31 @@
-"""Power: how many rounds a run needs to detect a given difference between two agents.
+"""Power: how big a run must be to detect a given difference between two agents.
 
-The rule (issue 12, item 4). The test is the two-sided z test at level ``alpha`` on the
-per-deal paired score ``y_d`` (the share of a deal's rounds in which ``a`` finished ahead
-of ``b``, ties half; :func:`kc_sim.stats.pair_deal_scores`) against "no difference"
-(mean 1/2). To reject with probability ``power`` when the true mean is ``1/2 + diff``,
+The rule (issue 12, item 4; issue 22). The test is the two-sided test at level ``alpha``
+on the per-deal paired score ``y_d`` (the share of a deal's rounds in which ``a`` finished
+ahead of ``b``, ties half, over all the deal's seatings and line-ups;
+:func:`kc_sim.stats.pair_deal_scores`) against "no difference" (mean 1/2), with the
+interval the summary prints (clustered by deal, Student's t on the deals minus one). To
+reject with probability ``power`` when the true mean is ``1/2 + diff``,
 
-    deals = ceil(((z_{1 - alpha/2} + z_{power}) * sd / diff) ** 2)
+    deals = the fewest n with ((t_{1 - alpha/2, n-1} + t_{power, n-1}) * sd / diff) ** 2 <= n
 
-where ``sd`` is the per-deal standard deviation of ``y_d``; rounds = deals times the
-rounds per deal (the line-up's seatings; for a tournament, all its rounds per deal).
+(the normal formula with Student's quantiles; the same past a few dozen deals), where
+``sd`` is the per-deal standard deviation of ``y_d``.
+
+**The run to type.** Every deal of a tournament is played by every line-up in every
+seating, so a tournament of ``deals`` deals plays ``deals x line-ups x seatings`` rounds:
+that is the ``--rounds`` to pass to the same tournament (the schedule rounds a size up to
+whole deals, so exactly this many deals are played). The pair itself sits together in only
+some of those rounds (``rounds_together``); sizing a run by those would give it too few
+deals (half of them for 4 agents at 3 seats, a tenth for 5 agents at 2 seats).
+
 With the control variates of :mod:`kc_sim.analysis.variance` the variance per deal is
 ``sd^2 / factor`` (the measured variance-reduction factor, the cost of the estimated
 feature expectation included), so the deals needed shrink by that factor.
 
 ``sd`` and the factor come from a run folder (:func:`power_from_run`) or from a small
-pilot run made here (:func:`pilot_power`).
+pilot run made here (:func:`pilot_power`): the same agents, seats and rules as the run
+to size, so its line-ups and seatings are the run's.
 """
 
 from __future__ import annotations
@@ -23,8 +34,9 @@ import math
 from dataclasses import asdict, dataclass
 
 from kc_sim.errors import UserError
+from kc_sim.game.rules import parse_rules
 from kc_sim.sequential import parse_share
-from kc_sim.stats import z_of
+from kc_sim.stats import t_of, z_of
 
 #: default power and level
 POWER = 0.8
@@ -33,20 +45,44 @@ ALPHA = 0.05
 
 def z_power(alpha: float = ALPHA, power: float = POWER) -> float:
     """``z_{1 - alpha/2} + z_{power}`` (2.80 for the defaults)."""
+    _check(alpha, power)
+    return z_of(1 - alpha) + (z_of(2 * power - 1) if power > 0.5 else 0.0)
+
+
+def _check(alpha: float, power: float) -> None:
     if not 0 < alpha < 1:
         raise UserError(f"bad alpha {alpha}: expected a level between 0 and 1")
     if not 0.5 <= power < 1:
         raise UserError(f"bad power {power}: expected at least 0.5 and below 1")
-    return z_of(1 - alpha) + (z_of(2 * power - 1) if power > 0.5 else 0.0)
+
+
+def t_power(df: float, alpha: float = ALPHA, power: float = POWER) -> float:
+    """``t_{1 - alpha/2, df} + t_{power, df}``: :func:`z_power` with Student's quantiles."""
+    _check(alpha, power)
+    return t_of(1 - alpha, df) + (t_of(2 * power - 1, df) if power > 0.5 else 0.0)
 
 
 def deals_needed(sd: float, diff: float, alpha: float = ALPHA, power: float = POWER) -> int:
-    """Deals needed to detect a mean ``1/2 + diff`` of the paired score with per-deal sd ``sd``."""
+    """Deals needed to detect a mean ``1/2 + diff`` of the paired score with per-deal sd
+    ``sd``, with the t interval on the deals minus one (module doc)."""
     if not 0 < abs(diff) < 0.5:
         raise UserError(f"bad difference {diff}: expected a rate difference between 0 and 0.5 (e.g. 0.5pp)")
     if not sd >= 0:
         raise UserError(f"bad standard deviation {sd}: expected 0 or more")
-    return max(1, math.ceil((z_power(alpha, power) * sd / abs(diff)) ** 2))
+    def enough(n: int) -> bool:            # n deals reach the power (t's quantiles shrink as n grows)
+        return (t_power(n - 1, alpha, power) * sd / abs(diff)) ** 2 <= n
+
+    lo = max(2, math.ceil((z_power(alpha, power) * sd / abs(diff)) ** 2))   # the normal formula: never more
+    hi = lo
+    while not enough(hi):
+        lo, hi = hi, 2 * hi
+    while lo < hi:                         # the fewest deals that are enough
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi
 
 
 def parse_diff(text: str) -> float:
@@ -57,7 +93,7 @@ def parse_diff(text: str) -> float:
 
 @dataclass
 class Power:
-    """Rounds needed for one pair, without and with the control variates."""
+    """Deals and rounds needed for one pair, without and with the control variates."""
 
     a: str
     b: str
@@ -67,22 +103,30 @@ class Power:
     sd: float                  # per-deal sd of the paired score (from the run)
     factor: float              # variance-reduction factor of the control variates (>= 0)
     r2: float
-    rounds_per_deal: float
+    rounds_per_deal: float     # rounds of a deal in which the pair sits together
     pilot_deals: int
     observed: float            # the run's finishes-ahead rate (unadjusted)
     deals: int                 # deals needed without control variates
     deals_cv: int              # with them
+    run_rounds_per_deal: float = math.nan   # rounds of a deal in the whole run (line-ups x seatings)
 
     @property
     def rounds(self) -> int:
-        return math.ceil(self.deals * self.rounds_per_deal)
+        """The ``--rounds`` of the same tournament that plays :attr:`deals` deals."""
+        return math.ceil(self.deals * self.run_rounds_per_deal)
 
     @property
     def rounds_cv(self) -> int:
-        return math.ceil(self.deals_cv * self.rounds_per_deal)
+        return math.ceil(self.deals_cv * self.run_rounds_per_deal)
+
+    @property
+    def rounds_together(self) -> int:
+        """Of :attr:`rounds`, those in which the pair sits together."""
+        return math.ceil(self.deals * self.rounds_per_deal)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "rounds": self.rounds, "rounds_cv": self.rounds_cv}
+        return {**asdict(self), "rounds": self.rounds, "rounds_cv": self.rounds_cv,
+                "rounds_together": self.rounds_together}
 
 
 def power_of(pair, diff: float, alpha: float = ALPHA, power: float = POWER) -> Power:
@@ -90,7 +134,8 @@ def power_of(pair, diff: float, alpha: float = ALPHA, power: float = POWER) -> P
     e = pair.est
     factor = max(e.factor, 1e-12)
     return Power(pair.a, pair.b, diff, alpha, power, e.sd, e.factor, e.r2, pair.rounds_per_deal, e.deals, e.mean,
-                 deals_needed(e.sd, diff, alpha, power), deals_needed(e.sd / math.sqrt(factor), diff, alpha, power))
+                 deals_needed(e.sd, diff, alpha, power), deals_needed(e.sd / math.sqrt(factor), diff, alpha, power),
+                 pair.run_rounds_per_deal)
 
 
 def power_from_run(run_dir, diff: float, pairs=None, alpha: float = ALPHA, power: float = POWER,
@@ -101,36 +146,70 @@ def power_from_run(run_dir, diff: float, pairs=None, alpha: float = ALPHA, power
     return [power_of(p, diff, alpha, power) for p in run_adjusted(run_dir, pairs, **kw)]
 
 
-def pilot_power(agents, diff: float, *, players: int = 2, rules: str = "classic", pilot_rounds: int = 20_000,
-                seed: int = 0, out=None, jobs: int = 1, alpha: float = ALPHA, power: float = POWER) -> list[Power]:
+def pilot_power(agents, diff: float, *, players: int | None = None, rules: str = "classic", pilot_rounds: int = 20_000,
+                seed: int = 0, out=None, jobs: int = 1, alpha: float = ALPHA, power: float = POWER):
     """Play a pilot tournament of ``pilot_rounds`` rounds (into ``out``, or a temporary
-    folder removed afterwards) and compute the rounds needed from it."""
+    folder removed afterwards) and compute the deals and rounds needed from it. Returns
+    ``(rows, manifest)``: the pilot's manifest names the tournament to size."""
     import tempfile
 
+    from kc_sim.tournament.results import read_manifest
     from kc_sim.tournament.run import run_tournament
 
     if pilot_rounds < 2:
         raise UserError(f"bad --pilot-rounds {pilot_rounds}: expected at least 2")
+
+    def pilot(folder):
+        run_tournament(list(agents), players=players, rounds=pilot_rounds, rules=rules, seed=seed, jobs=jobs,
+                       backend="sequential", out=folder, quiet=True)
+        return power_from_run(folder, diff, alpha=alpha, power=power), read_manifest(folder)
+
     if out is not None:
-        run_tournament(list(agents), players=players, rounds=pilot_rounds, rules=rules, seed=seed, jobs=jobs,
-                       backend="sequential", out=out, quiet=True)
-        return power_from_run(out, diff, alpha=alpha, power=power)
+        return pilot(out)
     with tempfile.TemporaryDirectory(prefix="kc-sim-pilot-") as tmp:
-        run_tournament(list(agents), players=players, rounds=pilot_rounds, rules=rules, seed=seed, jobs=jobs,
-                       backend="sequential", out=tmp, quiet=True)
-        return power_from_run(tmp, diff, alpha=alpha, power=power)
+        return pilot(tmp)
 
 
-def format_power(rows: list[Power]) -> str:
-    """One line per pair: rounds needed without and with the control variates."""
+def run_command(manifest: dict, rounds: int) -> str:
+    """``kc-sim tournament`` with the agents, seats, rules and seating of a run's manifest and
+    ``--rounds rounds``: the run to type."""
+    import shlex
+
+    config = manifest.get("config") or {}
+    words = ["kc-sim", "tournament", "--agents", ",".join(config.get("agents") or []),
+             "--players", str(config.get("players"))]
+    rules = config.get("rules")
+    if rules and parse_rules(rules) != parse_rules("classic"):
+        words += ["--rules", rules]
+    if config.get("seating", "balanced") != "balanced":
+        words += ["--seating", config["seating"]]
+    return shlex.join(words + ["--rounds", str(rounds)])
+
+
+def format_power(rows: list[Power], manifest: dict | None = None) -> str:
+    """One line per pair: the deals needed and the ``--rounds`` of a whole run of the same
+    tournament, without and with the control variates; then the command of a run that
+    decides every pair."""
     if not rows:
         return "no pair"
     r0 = rows[0]
-    head = (f"rounds to detect a {100 * r0.diff:g}pp difference in the finishes-ahead rate "
-            f"({100 * r0.power:g}% power, two-sided alpha={r0.alpha:g})")
-    lines = [head, f"{'pair':28s} {'observed':>9s} {'sd/deal':>8s} {'rounds':>13s} {'with CV':>13s} {'worth':>7s}"]
+    head = (f"deals and --rounds to detect a {100 * r0.diff:g}pp difference in the finishes-ahead rate "
+            f"({100 * r0.power:g}% power, two-sided alpha={r0.alpha:g}, t interval clustered by deal)")
+    lines = [head, f"{'pair':28s} {'observed':>9s} {'sd/deal':>8s} {'deals':>11s} {'--rounds':>13s} "
+             f"{'with CV':>13s} {'worth':>7s}"]
     for r in rows:
-        lines.append(f"{r.a + ' vs ' + r.b:28s} {100 * r.observed:8.2f}% {r.sd:8.4f} {r.rounds:13,d} "
+        lines.append(f"{r.a + ' vs ' + r.b:28s} {100 * r.observed:8.2f}% {r.sd:8.4f} {r.deals:11,d} {r.rounds:13,d} "
                      f"{r.rounds_cv:13,d} {r.factor:6.2f}x")
-    lines.append(f"from {r0.pilot_deals:,} deals ({r0.rounds_per_deal:g} rounds per deal)")
+    worst = max(rows, key=lambda r: r.deals)
+    per_deal = f"{r0.run_rounds_per_deal:g} rounds per deal"
+    if manifest is not None:
+        sched = manifest.get("schedule") or {}
+        n_lu, n_seat = len(sched.get("lineups") or []), len(sched.get("seatings") or [])
+        if n_lu and n_seat and n_lu * n_seat == r0.run_rounds_per_deal:
+            per_deal = f"{n_lu} line-up{'s' if n_lu != 1 else ''} x {n_seat} seatings = " + per_deal
+    lines.append(f"--rounds: of the whole tournament ({per_deal}); the pair sits together in "
+                 f"{r0.rounds_per_deal:g} of them")
+    if manifest is not None:
+        lines.append(f"to decide every pair ({worst.deals:,} deals): {run_command(manifest, worst.rounds)}")
+    lines.append(f"measured on {r0.pilot_deals:,} deals")
     return "\n".join(lines)

@@ -233,14 +233,19 @@ def pairwise_table(df):
 def ratings_table(df):
     """Bradley-Terry rating and Nash averaging per agent, best first."""
     header = ["#", "agent", "BT rating (Elo scale) [95% CI]", "beats next", "finishes ahead", "Nash weight",
-              "Nash rating, pp [95% CI]"]
+              "Nash rating, pp [95% CI]", "in the Nash support (share of resamples)"]
     rows = []
     for r in df.itertuples(index=False):
-        nash = (fmt_pp(r.nash_rating, r.nash_rating_lo, r.nash_rating_hi, digits=2)
-                if not math.isnan(r.nash_rating) else "-")
+        if math.isnan(r.nash_rating):
+            nash = "-"
+        elif r.nash_rating_lo == r.nash_rating_hi == 0.0:     # 0 in every resample: the support share says it
+            nash = fmt_pp(r.nash_rating, digits=2)
+        else:
+            nash = fmt_pp(r.nash_rating, r.nash_rating_lo, r.nash_rating_hi, digits=2)
+        support = getattr(r, "nash_support", math.nan)
         rows.append([int(r.rank), r.agent, fmt_signed(r.rating, r.rating_lo, r.rating_hi, digits=1),
                      fmt_pct(r.p_vs_next), fmt_pct(r.score_rate, digits=2),
-                     fmt_pct(r.nash_weight), nash])
+                     fmt_pct(r.nash_weight), nash, fmt_pct(support, digits=0)])
     return header, rows
 
 
@@ -298,20 +303,18 @@ def variance_sentence(adjusted) -> str:
     return text
 
 
-def power_table(power: dict, run_rounds_per_deal: float):
+def power_table(power: dict):
     """One row per pair and difference: the deals needed to detect that difference at 80%
-    power, as rounds in which the pair sits together and as rounds of a whole run of this
-    schedule (all its line-ups, ``run_rounds_per_deal`` rounds per deal), each without and
-    with the control variates."""
-    header = ["agent A", "agent B", "observed", "sd per deal", "to detect", "deals", "rounds together",
-              "with control variates", "rounds of a run like this", "with control variates"]
+    power, as the ``--rounds`` of a whole run of this schedule (all its line-ups and
+    seatings: what to pass to the same tournament) and as rounds in which the pair sits
+    together, without and with the control variates."""
+    header = ["agent A", "agent B", "observed", "sd per deal", "to detect", "deals", "--rounds of a run like this",
+              "with control variates", "of them with the pair together"]
     rows = []
     for d in sorted(power):
         for p in power[d]:
-            run = math.ceil(p.deals * run_rounds_per_deal)
-            run_cv = math.ceil(p.deals_cv * run_rounds_per_deal)
             rows.append([p.a, p.b, fmt_pct(p.observed, digits=2), f"{p.sd:.4f}", f"{100 * d:g}pp", f"{p.deals:,}",
-                         f"{p.rounds:,}", f"{p.rounds_cv:,}", f"{run:,}", f"{run_cv:,}"])
+                         f"{p.rounds:,}", f"{p.rounds_cv:,}", f"{p.rounds_together:,}"])
     return header, rows
 
 
@@ -367,9 +370,9 @@ def research_html(data: RunStats, res: Research) -> list[str]:
         parts += ["<h2>Ratings</h2>",
                   '<p class="note">From <code>kc-sim leaderboard</code> on this run folder alone: every pair of '
                   "seats of every round is a comparison, won by the lower penalty (ties half). Intervals: "
-                  + _esc(f"bootstrap over deals, {res.bootstrap} resamples (the leaderboard files a tournament of "
-                         "3 or more agents writes hold the same numbers)" if how == "bootstrap"
-                         else "from the likelihood's curvature (ratings), clustered by deal (shares)") + "; "
+                  + _esc(f"bootstrap over deals, {res.bootstrap} resamples, widened for few deals (the leaderboard "
+                         "files a tournament of 3 or more agents writes hold the same numbers)" if how == "bootstrap"
+                         else "clustered by deal (ratings: the sandwich covariance; shares)") + "; "
                   "* marks a share whose 95% interval excludes 50%.</p>",
                   "<h3>Pairwise: the row agent finishes ahead of the column agent</h3>",
                   table_html(*pairwise_table(df)),
@@ -385,23 +388,24 @@ def research_html(data: RunStats, res: Research) -> list[str]:
         parts += ["<h2>Paired differences and variance reduction</h2>",
                   '<p class="note">The observation is the deal: the share of the deal\'s rounds in which A '
                   "finishes ahead of B (lower penalty, ties half), averaged over deals, which are independent; "
-                  "normal 95% intervals. Adjusted: cross-fitted control variates from what is known before play "
+                  "95% intervals on Student's t (deals minus one). Adjusted: cross-fitted control variates from what is known before play "
                   "(kings and fitting cards in each hand, seat position), unbiased whatever the fit; worth: the "
                   "variance-reduction factor, how many times the rounds the plain estimate would need to be "
                   "as precise.</p>",
                   table_html(*paired_table(res.adjusted), left=2),
                   f'<p id="variance-sentence">{_esc(variance_sentence(res.adjusted))}</p>']
         if res.power:
-            rpd = data.n / data.deals if data.deals else math.nan
             p0 = next(iter(res.power.values()))[0]
+            rpd = p0.run_rounds_per_deal
             parts += ["<h2>Power</h2>",
-                      f'<p class="note">Rounds needed to detect a difference of the finishes-ahead rate from 50% '
-                      f"at {100 * p0.power:g}% power (two-sided z test at {p0.alpha:g} on the per-deal paired "
-                      "score), from the per-deal standard deviation measured on this run; with control variates "
-                      "the variance per deal is divided by the factor above. Rounds together: rounds in which the "
-                      f"pair sits at one table; a run like this one plays {_esc(f'{rpd:g}')} rounds per deal "
-                      f"in all (it has {data.n:,}).</p>",
-                      table_html(*power_table(res.power, rpd), left=2)]
+                      f'<p class="note">Deals needed to detect a difference of the finishes-ahead rate from 50% '
+                      f"at {100 * p0.power:g}% power (two-sided t test at {p0.alpha:g} on the per-deal paired "
+                      "score, the interval the summary prints), from the per-deal standard deviation measured on "
+                      "this run; with control variates the variance per deal is divided by the factor above. "
+                      f"--rounds: the size to give the same tournament, which plays {_esc(f'{rpd:g}')} rounds per "
+                      "deal (every line-up in every seating); the pair sits together in the last column's "
+                      "rounds of them.</p>",
+                      table_html(*power_table(res.power), left=2)]
     if res.stop is not None:
         until = (data.manifest.get("config") or {}).get("until") or {}
         prec = until.get("precision")
@@ -428,10 +432,10 @@ def method_html(data: RunStats, res: Research) -> list[str]:
             f'<p class="note" id="schedule-note">{_esc(schedule_note(data.manifest, data.players))}</p>',
             '<p class="note">Every deal is played once in every seating of the schedule (and again in every '
             "line-up), so rounds on the same deal are not independent; in self-play of a deterministic agent "
-            "the seatings replay the same game. Intervals are 95% and clustered by deal: cluster-robust normal "
-            "intervals for means, Wilson intervals on the effective sample size for rates. "
-            "<code>summary.parquet</code> holds the tournament's own table (independent-round Wilson "
-            "intervals).</p>"] + [f'<p class="note">{_esc(x)}</p>' for x in left_out]
+            "the seatings replay the same game. Every interval is 95% and clustered by deal: cluster-robust "
+            "intervals with Student's t on the deals minus one and Hall's correction for the skewness of "
+            "penalties and rare events, rates kept inside [0, 1]; the tournament's own "
+            "<code>summary.parquet</code> uses the same engine and agrees with these tables.</p>"] + [f'<p class="note">{_esc(x)}</p>' for x in left_out]
 
 
 # --- sample rounds (browser replays) -----------------------------------------------------

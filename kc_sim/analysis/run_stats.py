@@ -2,7 +2,7 @@
 
 A :class:`RunStats` is filled by :func:`kc_sim.analysis.scan.scan_run`, one line-up's
 rows of one part at a time (:meth:`RunStats.add_rounds`, :meth:`RunStats.add_matches`),
-into per-batch :class:`~kc_sim.analysis.sums.Sums` and histograms; nothing per round is
+into per-batch :class:`~kc_sim.stats.sums.Sums` and histograms; nothing per round is
 kept. Its methods give the rows the figures and tables show, every figure with its 95%
 interval clustered by deal.
 """
@@ -15,17 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from kc_sim.analysis.sums import (
-    Deals,
-    Sums,
-    deal_index,
-    grow_hist,
-    median_from_hist,
-    merge_intervals,
-    percentile_from_hist,
-)
+from kc_sim.analysis.hist import grow_hist, median_from_hist, merge_intervals, percentile_from_hist
 from kc_sim.analysis.text import rules_label
 from kc_sim.stats import mean_from_sums
+from kc_sim.stats.intervals import largest_mean
+from kc_sim.stats.sums import Deals, Sums, deal_index
 
 ROUND_VALUES = ("turns", "actions", "out", "blocked", "first", "edge", "first_last", "penalty")
 
@@ -246,6 +240,14 @@ class RunStats:
     def _pair(self, a: int, b: int) -> int:
         return a * self.n_agents + b
 
+    def _pen_diff(self, a: int, b: int) -> tuple[float, float, float]:
+        """a's mean penalty minus b's over their rounds together, paired within the deal; a
+        difference the same in every deal is bounded by the larger per-deal mean penalty of
+        the two (:func:`~kc_sim.stats.intervals.mean_from_sums`)."""
+        k, ag = self._pair(a, b), self.agent
+        spread = max(largest_mean(ag.S["penalty"][a], ag.N[a]), largest_mean(ag.S["penalty"][b], ag.N[b]))
+        return mean_from_sums(self.h2h.S["diff"][k], self.h2h.N[k], paired=True, spread=spread)
+
     def head_to_head(self) -> list[dict]:
         """One row per ordered pair of agents that met: rounds together, ``score`` (the row
         agent finished with a lower penalty; ties half), ``win`` (the row agent won),
@@ -261,8 +263,8 @@ class RunStats:
                 if n == 0:
                     continue
                 rows.append({"agent": self.labels[a], "opponent": self.labels[b], "a": a, "b": b, "rounds": n,
-                             "score": self.h2h.rate("score", k), "win": self.h2h.rate("win", k),
-                             "diff": self.h2h.mean("diff", k)})
+                             "score": self.h2h.rate("score", k, paired=True), "win": self.h2h.rate("win", k),
+                             "diff": self._pen_diff(a, b)})
         return rows
 
     def pair(self, a: int, b: int) -> dict | None:
@@ -279,8 +281,8 @@ class RunStats:
             twice = (self.twice.rate("won", k), self.twice.rate("won", kb), self.twice.count(k))
         return {
             "rounds": n, "win_a": h.rate("win", k), "win_b": h.rate("win", kb),
-            "win_diff": mean_from_sums(h.S["win"][k] - h.S["win"][kb], h.N[k]),
-            "ahead": h.rate("score", k), "pen_diff": h.mean("diff", k), "twice": twice,
+            "win_diff": mean_from_sums(h.S["win"][k] - h.S["win"][kb], h.N[k], paired=True, spread=1.0),
+            "ahead": h.rate("score", k, paired=True), "pen_diff": self._pen_diff(a, b), "twice": twice,
         }
 
     def position_rows(self, agent: int | None = None) -> list[dict]:

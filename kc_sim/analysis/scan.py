@@ -11,26 +11,19 @@ entries per statistic.
 
 **Intervals clustered by deal, from sums.** Every interval is 95% and clustered by deal
 (the rotation group column ``group``; the same group number is the same deal in every
-line-up of a run). A cluster-robust interval needs only, per cluster ``c``, the sum
-``S_c`` of the outcome and the number ``n_c`` of rounds: the mean is
-``sum(S) / sum(n)`` (ratio estimator) and its standard error comes from the residuals
-``S_c - mean * n_c`` (:func:`kc_sim.stats.mean_from_sums`); a rate is a Wilson interval on
-the effective sample size ``p (1 - p) / se**2`` (:func:`kc_sim.stats.rate_from_sums`).
-:func:`kc_sim.stats.cluster_mean` and :func:`kc_sim.stats.cluster_rate` compute the per-deal
-sums of arrays in memory and call these two functions, so there is one formula.
+line-up of a run), from per-deal sums, by the one engine of :mod:`kc_sim.stats.intervals`
+(cluster-robust standard error, Student's quantile on the deals minus one, Hall's skewness
+correction): the same engine, sums and batches as the tournament's own summary
+(:class:`kc_sim.stats.Tally`), so a figure of the report and the same figure of
+``summary.parquet`` agree.
 
 **Batches of deals.** A run of tens of millions of rounds has millions of deals, so the
-sums are kept per *batch* of consecutive deals: ``batch = group // width`` with
-``width = ceil(n_deals / MAX_BATCHES)`` (:func:`batch_width`; ``n_deals`` is the number
-of deals per line-up, ``manifest["schedule"]["groups_per_lineup"]``). Deals are
-independent of each other (each has its own seed), so a batch of deals is itself a valid
-cluster: clustering by batches estimates the same variance as clustering by deals (a
-cluster-robust estimate stays valid under coarser clusters that contain the true ones),
-with at least ``MAX_BATCHES`` / 2 clusters, so the interval keeps its meaning and its
-width changes only by sampling noise. With ``n_deals <= MAX_BATCHES`` every batch is one
-deal and every figure is *exactly* the one computed from all rounds in memory. When a
-rate is 0 or 1 (no variation) the number of deals, not of batches, is its sample size,
-as without batching.
+sums are kept per *batch* of consecutive deals (:mod:`kc_sim.stats.sums`: ``batch = group //
+width``, ``width = ceil(n_deals / MAX_BATCHES)``; ``n_deals`` is the number of deals per
+line-up, ``manifest["schedule"]["groups_per_lineup"]``). A batch of independent deals is a
+valid cluster; with ``n_deals <= MAX_BATCHES`` every batch is one deal and every figure is
+exactly the one computed from all rounds in memory. When a rate is 0 or 1 (no variation)
+the number of deals, not of batches, is its sample size, as without batching.
 """
 
 
@@ -44,19 +37,10 @@ import pyarrow.parquet as pq
 
 from kc_sim.analysis.run_stats import RunStats
 from kc_sim.errors import UserError
+from kc_sim.stats.sums import batch_width
 from kc_sim.tournament import results
 from kc_sim.tournament.results import agent_codes
 from kc_sim.tournament.schema import AGENT, PENALTY, TOTAL, seat_names
-
-#: at most this many clusters (batches of consecutive deals) per statistic
-MAX_BATCHES = 16384
-
-
-def batch_width(n_deals: int) -> int:
-    """Consecutive deals per batch so that ``n_deals`` deals make at most
-    :data:`MAX_BATCHES` batches (1 when there are no more deals than that)."""
-    return max(1, -(-int(n_deals) // int(MAX_BATCHES)))
-
 
 # --- reading ------------------------------------------------------------------------------
 

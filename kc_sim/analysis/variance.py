@@ -36,10 +36,11 @@ from pathlib import Path
 
 import numpy as np
 
+from kc_sim.analysis.hist import merge_intervals
 from kc_sim.core.features import deal_features, expected_features, feature_names
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
-from kc_sim.stats import Z95, pair_deal_scores
+from kc_sim.stats import pair_deal_scores, t_of
 
 #: default number of cross-fitting folds
 FOLDS = 5
@@ -132,9 +133,11 @@ class Adjusted:
     r2: float              # cross-fitted R^2 of y on the features
     factor: float          # var(unadjusted) / var(adjusted): "worth factor x rounds"
 
-    def interval(self, z: float = Z95, adjusted: bool = True) -> tuple[float, float]:
+    def interval(self, level: float = 0.95, adjusted: bool = True) -> tuple[float, float]:
+        """The interval of the adjusted (or plain) mean, Student's t on the deals minus one."""
         m, s = (self.adj, self.adj_se) if adjusted else (self.mean, self.se)
-        return m - z * s, m + z * s
+        q = t_of(level, max(self.deals - 1, 1))
+        return m - q * s, m + q * s
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -196,12 +199,13 @@ class PairAdjusted:
     a: str
     b: str
     rounds: int            # rounds in which both were dealt in
-    rounds_per_deal: float
+    rounds_per_deal: float      # rounds of a deal in which the pair sits together
     est: Adjusted
+    run_rounds_per_deal: float = math.nan   # rounds of a deal in the whole run (line-ups x seatings)
 
     def to_dict(self) -> dict:
         return {"a": self.a, "b": self.b, "rounds": self.rounds, "rounds_per_deal": self.rounds_per_deal,
-                **self.est.to_dict()}
+                "run_rounds_per_deal": self.run_rounds_per_deal, **self.est.to_dict()}
 
 
 def _lineups(manifest: dict):
@@ -309,8 +313,12 @@ def run_adjusted(run_dir, pairs=None, *, folds: int = FOLDS, expectation_deals: 
     pending = [_Pending(nd if nd else 10**9) for nd in need]
     rounds = np.zeros(len(pidx), np.int64)
     index = {n: i for i, n in enumerate(labels)}
+    n_rows, deal_ranges = 0, []
     for path in files:
         group, seed, dealer, codes, pen = _read_part(path, index)
+        n_rows += len(group)
+        if len(group):
+            deal_ranges.append((int(group.min()), int(group.max()) + 1))
         deals, score, n = pair_deal_scores(group, codes, pen, pidx)
         first = np.unique(group, return_index=True)[1]       # a round of each deal: its seed and dealer
         X = deal_features(seed[first], dealer[first], codes.shape[1], rules)
@@ -326,15 +334,21 @@ def run_adjusted(run_dir, pairs=None, *, folds: int = FOLDS, expectation_deals: 
         if len(d):
             stats[p].add(d, y, Xd)
     total_deals = int(max(s.n.sum() for s in stats)) if stats else 0
+    n_deals = sum(b - a for a, b in merge_intervals(deal_ranges))
     m = expectation_deals or max(MIN_EXPECTATION_DEALS, EXPECTATION_RATIO * total_deals)
     mu, mu_cov = expected_features(players, rules, m, int(man.get("seed", 0)) if expectation_seed is None
                                    else expectation_seed)
+    sched = man["schedule"]
+    run_rpd = len(sched.get("lineups") or []) * len(sched.get("seatings") or [])
+    if not run_rpd:                             # no schedule (an old run folder): the rounds per deal played
+        run_rpd = n_rows / max(n_deals, 1)
     out = []
     for p, (a, b) in enumerate(pidx):
         if stats[p].n.sum() < 2:
             continue
         est = adjusted_mean(stats[p], mu, mu_cov)
-        out.append(PairAdjusted(labels[a], labels[b], int(rounds[p]), float(rounds[p] / stats[p].n.sum()), est))
+        out.append(PairAdjusted(labels[a], labels[b], int(rounds[p]), float(rounds[p] / stats[p].n.sum()), est,
+                                float(run_rpd)))
     if not out:
         raise UserError(f"no pair of agents met in {run_dir}: expected rounds with two agents dealt in")
     return out

@@ -15,7 +15,7 @@ import typer
 
 from kc_sim.errors import UserError
 
-__all__ = ["plot", "report", "run"]
+__all__ = ["plot", "print_markdown", "report", "run"]
 
 RunDirArg = Annotated[Path, typer.Argument(help="a run folder written by kc-sim tournament (or kc-sim run)")]
 
@@ -73,7 +73,8 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress, only where the findings went")] = False,
 ):
     """Run an experiment file: play its tournaments (resuming what is done) and write
-    findings.md with the numbers and their 95% intervals; prints the findings."""
+    findings.md with the numbers and their 95% intervals; prints the findings (rendered
+    for the terminal; the file is markdown)."""
     # lazy: as in plot
     from kc_sim.analysis.experiments import load_experiment, run_experiment
 
@@ -87,5 +88,33 @@ def run(
     res = run_experiment(exp, scale=scale, jobs=jobs, out=out, plots=plots, quiet=quiet,
                          command=shlex.join(words), log=log)
     if not quiet:
-        typer.echo(res.markdown)
+        print_markdown(res.markdown)
     typer.echo(f"{exp.name}: {len(res.run_dirs)} runs in {res.seconds:.1f} s; findings in {res.findings}")
+
+
+def print_markdown(text: str) -> None:
+    """Markdown rendered for a terminal (rich: headings, bold, drawn tables whose long words
+    fold onto the next line rather than being cut, paragraphs wrapped at word boundaries to
+    the terminal's width); printed as it is (the markdown of findings.md) when the output is
+    not a terminal, e.g. redirected to a file."""
+    import sys
+
+    if not sys.stdout.isatty():
+        typer.echo(text)
+        return
+    from rich.console import Console  # lazy: only kc-sim run prints markdown
+    from rich.markdown import Markdown, TableElement
+
+    class FoldingTable(TableElement):
+        def __rich_console__(self, console, options):
+            rows = ([self.header.row] if self.header is not None and self.header.row is not None else []) + (
+                list(self.body.rows) if self.body is not None else [])
+            for row in rows:
+                for cell in row.cells:
+                    cell.content.overflow = "fold"
+            yield from super().__rich_console__(console, options)
+
+    class Rendered(Markdown):
+        elements = {**Markdown.elements, "table_open": FoldingTable}
+
+    Console(highlight=False).print(Rendered(text))

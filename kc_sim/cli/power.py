@@ -1,5 +1,6 @@
 """``kc-sim power RUN_DIR --diff 0.5pp`` or ``kc-sim power --agents a,b --pilot-rounds N
---diff 0.5pp``: rounds needed to detect a difference in the finishes-ahead rate at 80%
+--diff 0.5pp``: the deals, and the ``--rounds`` to give the same tournament (every line-up
+and seating included), needed to detect a difference in the finishes-ahead rate at 80%
 power (two-sided alpha 0.05), without and with the deal control variates (see
 :mod:`kc_sim.analysis.power` and :mod:`kc_sim.analysis.variance`)."""
 
@@ -21,7 +22,9 @@ def power(
         "--diff", help="difference in the finishes-ahead rate to detect: 0.5pp, 0.5% or 0.005")] = "0.5pp",
     agents: Annotated[str | None, typer.Option(
         "--agents", help="comma-separated agents of a pilot run made here (instead of RUN_DIR)")] = None,
-    players: Annotated[int, typer.Option("--players", help="players per table of the pilot run")] = 2,
+    players: Annotated[int | None, typer.Option(
+        "--players", help="players per table of the pilot run (default: as kc-sim tournament, as many as "
+        "agents, at most 4)")] = None,
     rules: RulesOpt = "classic",
     pilot_rounds: Annotated[int, typer.Option("--pilot-rounds", help="rounds of the pilot run")] = 20_000,
     seed: Annotated[int, typer.Option("--seed", help="seed of the pilot run")] = 0,
@@ -30,8 +33,10 @@ def power(
     alpha: Annotated[float, typer.Option("--alpha", help="level of the two-sided test")] = 0.05,
     power_: Annotated[float, typer.Option("--power", help="power to reach")] = 0.8,
 ):
-    """Rounds needed to detect --diff between each pair of agents (80% power, two-sided
-    alpha=0.05 on the per-deal paired score), with and without the control variates."""
+    """The --rounds to give a tournament of these agents (every line-up and seating included)
+    and its deals, to detect --diff between each pair of agents (80% power, two-sided
+    alpha=0.05 on the per-deal paired score), with and without the control variates; and
+    the command of the run that decides every pair."""
     # lazy: the analysis loads numba and pyarrow
     from kc_sim.analysis.power import (
         format_power,
@@ -47,12 +52,15 @@ def power(
     if run_dir is not None:
         if not run_dir.is_dir():
             raise UserError(f"no run folder {run_dir}: expected a folder written by kc-sim tournament")
+        from kc_sim.tournament.results import read_manifest
+
         rows = power_from_run(run_dir, d, alpha=alpha, power=power_)
+        manifest = read_manifest(run_dir)
     else:
         from kc_sim.play.registry import parse_agent_list
         names = parse_agent_list(agents)
         if len(names) < 2:
             raise UserError(f"bad --agents {agents!r}: expected at least two agents, comma-separated")
-        rows = pilot_power(names, d, players=players, rules=rules, pilot_rounds=pilot_rounds, seed=seed, out=out,
-                           alpha=alpha, power=power_)
-    typer.echo(format_power(rows))
+        rows, manifest = pilot_power(names, d, players=players, rules=rules, pilot_rounds=pilot_rounds, seed=seed,
+                                     out=out, alpha=alpha, power=power_)
+    typer.echo(format_power(rows, manifest))

@@ -6,6 +6,7 @@ prints its message on one line and exits 2.
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import tempfile
@@ -182,20 +183,38 @@ def final_line(res) -> str:
     stop = f"; stopped: {res.stop}" if res.stop else ""
     if res.dropped_units:
         done += f" ({res.dropped_units:,} {unit} in flight after the stop were dropped)"
-    return f"{res.units:,} {unit}{extra} in {res.seconds:.1f} s ({phases}); {done}{stop}; results in {res.out}"
+    return (f"{res.units:,} {unit}{extra}{rounded_up(res)} in {res.seconds:.1f} s ({phases}); {done}{stop}; "
+            f"results in {res.out}")
+
+
+def rounded_up(res) -> str:
+    """Why a whole run plays more than asked: `` (1,000,000 asked for, rounded up to whole
+    deals: 41,667 deals x 24 seatings)``; empty when it plays what was asked, or stopped early."""
+    sched = res.plan.schedule
+    asked = res.plan.config.get("requested")
+    if res.stop or not asked or res.units != sched.units or sched.units == asked:
+        return ""
+    lineups = f" x {len(sched.lineups)} line-ups" if len(sched.lineups) > 1 else ""
+    return (f" ({asked:,} asked for, rounded up to whole deals: {sched.groups:,} deals x "
+            f"{len(sched.seatings)} seatings{lineups})")
 
 
 def _ci(v, lo, hi, pct: bool) -> str:
-    """A table cell: a rate as ``52.3% [52.1, 52.5]`` or a number as `` 2.60 [2.59, 2.62]``."""
+    """A table cell: a rate as ``52.3% [52.1, 52.5]`` or a number as `` 2.60 [2.59, 2.62]``;
+    a figure that was the same in every deal (a zero-width interval) says so."""
+    if lo == hi and not (math.isnan(lo) or math.isnan(v)):
+        return (fmt_pct(v, width=5) if pct else fmt_num(v, width=6)) + " in every deal"
     return fmt_pct(v, lo, hi, width=5, bound_width=4) if pct else fmt_num(v, lo, hi, width=6)
 
 
 def format_summary(df) -> str:
-    """The summary as a plain text table: agents, then head-to-head rows if any."""
+    """The summary as a plain text table: agents, then head-to-head rows if any, with the
+    notes that say what the figures and their intervals are."""
     if df is None or not len(df):
         return ""
     agents = df[df["opponent"].isna()]
     seats = [c for c in df.columns if c.startswith("win_rate_seat_")]
+    deals = int(agents["deals"].max()) if "deals" in agents and agents["deals"].notna().any() else None
     lines = [f"{'agent':18s} {'rounds':>10s}  {'win rate [95% CI]':22s} {'mean penalty [95% CI]':22s} "
              + " ".join(f"seat{c.rsplit('_', 1)[1]:>2s}" for c in seats)]
     for _, r in agents.iterrows():
@@ -205,11 +224,13 @@ def format_summary(df) -> str:
                      + " ".join(f"{100 * r[c]:5.1f}%" for c in seats))
     if "matches" in df.columns:
         lines.append("")
-        lines.append(f"{'agent':18s} {'matches':>10s}  {'match win rate [95% CI]':24s} {'mean total':>10s}")
+        lines.append(f"{'agent':18s} {'matches':>10s}  {'match win rate [95% CI]':24s} {'mean total [95% CI]':22s}")
         for _, r in agents.iterrows():
             lines.append(f"{str(r['agent']):18s} {int(r['matches']):>10,d}  "
                          f"{_ci(r['match_win_rate'], r['match_win_lo'], r['match_win_hi'], True):24s} "
-                         f"{r['mean_total']:10.2f}")
+                         f"{_ci(r['mean_total'], r['total_lo'], r['total_hi'], False):22s}")
+        lines.append("match win rate: a shared win (equal lowest totals) counts as a win for every agent that "
+                     "shares it, so the rates can add up to more than 100%")
     pairs = df[df["opponent"].notna()]
     if len(pairs):
         if len(agents) == 2:                          # one pair: its two rows say the same thing
@@ -223,7 +244,19 @@ def format_summary(df) -> str:
                          f"{_ci(r['win_rate'], r['win_lo'], r['win_hi'], True):22s} "
                          f"{_ci(r['penalty_diff'], r['diff_lo'], r['diff_hi'], False):24s}")
         lines.append("finishes ahead: share of the rounds both played in which the agent's penalty was lower "
-                     "(ties half), interval paired by deal")
+                     "(ties half); it and the penalty diff are paired within each deal")
+        level = pairs[pairs["level"].fillna(False).astype(bool)] if "level" in pairs else pairs.iloc[:0]
+        done = set()
+        for _, r in level.iterrows():
+            key = frozenset((str(r["agent"]), str(r["opponent"])))
+            if key not in done:
+                done.add(key)
+                lines.append(f"{r['agent']} and {r['opponent']} played identically: level in every deal "
+                             "(the same results with the two swapped): their difference is 0 here, and its interval "
+                             "allows for deals not yet seen where they would differ")
+    why = "every deal is played in every seating, so its rounds are not independent"
+    lines.append(f"intervals: 95%, clustered by deal ({deals:,} deals; {why})" if deals
+                 else f"intervals: 95%, clustered by deal ({why})")
     return "\n".join(lines)
 
 
@@ -320,5 +353,5 @@ def format_bench(table, name: str) -> str:
                      f"{_ci(r['win_rate'], r['win_lo'], r['win_hi'], True):22s} "
                      f"{_ci(r['penalty_diff'], r['diff_lo'], r['diff_hi'], False):24s}")
     lines.append("penalty diff = mean penalty of the agent minus the baseline's in the same round "
-                 "(negative is better)")
+                 "(negative is better); intervals: 95%, clustered by deal, the difference paired within the deal")
     return "\n".join(lines)

@@ -3,12 +3,14 @@
 Rule sets are written as comma-separated presets and ``switch=value`` pairs, read
 left to right, e.g. ``classic``, ``draw_first``, ``classic,draw=start,scoring=face``,
 ``decks=2,match=rounds:3``. Unknown switches or values are refused with the list of
-what is allowed, so a typo never silently runs the wrong game.
+what is allowed (and the closest one, "did you mean draw=end?"), so a typo never
+silently runs the wrong game.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,9 +141,17 @@ _SWITCH_HELP = {
 }
 
 
+def did_you_mean(word: str, choices, template: str = "{}") -> str:
+    """`` (did you mean classic?)`` for the choice closest to a mistyped ``word`` (difflib's
+    ratio at least 0.6), written through ``template``; empty when none is close."""
+    close = difflib.get_close_matches(str(word).lower(), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {template.format(close[0])}?)" if close else ""
+
+
 def _check_choice(name: str, value, allowed) -> None:
     if value not in allowed:
-        raise UserError(f"bad rule value {name}={value!r}: expected one of {', '.join(allowed)}")
+        raise UserError(f"bad rule value {name}={value!r}{did_you_mean(value, allowed, name + '={}')}: "
+                        f"expected one of {', '.join(allowed)}")
 
 
 def _parse_match(value: str) -> tuple[str, int]:
@@ -178,12 +188,15 @@ def parse_rules(text: str | RuleSet | None = "classic") -> RuleSet:
             continue
         if "=" not in token:
             if token not in PRESETS:
-                raise UserError(f"unknown rule preset {token!r}: expected one of {', '.join(PRESETS)} or switch=value")
+                hint = did_you_mean(token, PRESETS) or did_you_mean(token, _SWITCH_HELP, "{}=VALUE")
+                raise UserError(f"unknown rule preset {token!r}{hint}: expected one of {', '.join(PRESETS)} "
+                                "or switch=value")
             values.update(PRESETS[token])
             continue
         name, raw = (s.strip() for s in token.split("=", 1))
         if name not in _SWITCH_HELP:
-            raise UserError(f"unknown rule switch {name!r}: expected one of {', '.join(_SWITCH_HELP)}")
+            raise UserError(f"unknown rule switch {name!r}{did_you_mean(name, _SWITCH_HELP, '{}=' + raw)}: "
+                            f"expected one of {', '.join(_SWITCH_HELP)}")
         values[name] = _coerce(name, raw)
     return RuleSet(**values)
 

@@ -87,13 +87,21 @@ def split_agents(agents) -> list[str]:
     return names
 
 
-def default_out(labels, players: int, mode: str, units: int, seed: int, rules: RuleSet) -> Path:
-    """``results/<name>``: agents, seats, size, seed (and a rules tag unless classic)."""
+def default_out(labels, players: int, mode: str, units: int, seed: int, rules: RuleSet,
+                until: Until | None = None) -> Path:
+    """``results/<name>``: agents, seats, size, seed (and a rules tag unless classic). A run
+    that stops early (``until``) is named by its rule and its cap, ``until-decided-max<N>r``,
+    never by a size it may not play (plus a tag of ``--alpha`` and ``--precision`` when set)."""
     tag = "-".join(labels)
     tag = re.sub(r"[^A-Za-z0-9_.#-]+", "_", tag).replace("#", "_")
     if len(tag) > 60:
         tag = f"{tag[:40]}-{zlib.crc32(tag.encode()):08x}"
-    name = f"{tag}_{players}p_{units}{'r' if mode == 'rounds' else 'm'}_s{seed}"
+    size = f"{units}{'r' if mode == 'rounds' else 'm'}"
+    if until is not None:
+        size = f"until-decided-max{size}"
+        if until != Until():
+            size += f"-{zlib.crc32(repr(until.to_config()).encode()):08x}"
+    name = f"{tag}_{players}p_{size}_s{seed}"
     if rules != RuleSet():
         name += f"_{zlib.crc32(rules.spec().encode()):08x}"
     return Path("results") / name
@@ -165,5 +173,5 @@ def make_plan(agents, *, players=None, rounds=None, matches=None, rules="classic
         "lineups": [list(x) for x in schedule.lineups], "seating": seating,
         "until": until.to_config() if until is not None else None,
     }
-    out = Path(out) if out is not None else default_out(labels, players, mode, count, int(seed), rs)
+    out = Path(out) if out is not None else default_out(labels, players, mode, count, int(seed), rs, until)
     return Plan(config, schedule, specs, labels, [_portable(n) for n in names], rs, out, named, until)

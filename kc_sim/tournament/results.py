@@ -217,29 +217,36 @@ def iter_codes(run_dir, names, which: str = ROUNDS_DIR, values: str = PENALTY, p
         yield codes, vals, t.column(extra).fill_null(-1).to_numpy().astype(np.int64)
 
 
-def run_tally(run_dir, names, players: int):
-    """``(Tally, rounds)`` of a run: each round part's tally is read from its metadata
-    (written by the worker that played the chunk), so no rounds are read; a part without
-    one (written by an older kc-sim) is tallied from its rows."""
+def run_tally(run_dir, names, players: int, n_deals: int | None = None):
+    """``(Tally, rounds)`` of a run: each round part's tally (its per-deal sums) is read from
+    its metadata, written by the worker that played the chunk, so no rounds are read; a part
+    without one that this kc-sim can read (written by an older kc-sim, or damaged) is tallied
+    from its rows. ``n_deals`` (deals per line-up, default the manifest's) sets the batches."""
     import pyarrow.parquet as pq  # lazy: see the module docstring
 
-    tally, n_rounds, missing = Tally(len(names), players), 0, []
+    if n_deals is None:
+        n_deals = int((read_manifest(run_dir).get("schedule") or {}).get("groups_per_lineup") or 1)
+    tally, n_rounds, missing = Tally.for_deals(len(names), players, n_deals), 0, []
     for p in parts(run_dir, ROUNDS_DIR):
         meta = pq.read_metadata(p)
         n_rounds += meta.num_rows
         text = (meta.metadata or {}).get(TALLY_KEY.encode())
-        if text is None:
-            missing.append(p)
-        else:
+        try:
             tally.merge(Tally.from_json(text))
+        except (ValueError, TypeError):
+            missing.append(p)
     if missing:
         for p, (codes, pen, winner) in zip(missing, iter_codes(run_dir, names, paths=missing)):
-            tally.add_rounds(codes, pen, winner)
-            tally.add_deals(pq.read_table(p, columns=["group"]).column("group").to_numpy(), codes, pen)
+            t = pq.read_table(p, columns=["group", "lineup"])
+            first = bool(t.num_rows) and int(t.column("lineup")[0].as_py() or 0) == 0
+            tally.add_rounds(t.column("group").to_numpy(), codes, pen, winner, count_deals=first)
         match_parts = [Path(run_dir) / MATCHES_DIR / p.name for p in missing]
         match_parts = [p for p in match_parts if p.exists()]
-        for codes, total, winners in iter_codes(run_dir, names, MATCHES_DIR, TOTAL, paths=match_parts):
-            tally.add_matches(codes, total, winners)
+        for p, (codes, total, winners) in zip(match_parts, iter_codes(run_dir, names, MATCHES_DIR, TOTAL,
+                                                                      paths=match_parts)):
+            t = pq.read_table(p, columns=["group", "lineup"])
+            first = bool(t.num_rows) and int(t.column("lineup")[0].as_py() or 0) == 0
+            tally.add_matches(t.column("group").to_numpy(), codes, total, winners, count_deals=first)
     return tally, n_rounds
 
 

@@ -78,18 +78,20 @@ def run_chunk(task: ChunkTask) -> dict:
 
 
 def chunk_tally(task: ChunkTask, rounds: dict, matches: dict | None) -> str | None:
-    """The chunk's summary statistics (a :class:`~kc_sim.stats.Tally` as JSON), computed
-    here in the worker so the parent only adds tallies up."""
+    """The chunk's per-deal sums (a :class:`~kc_sim.stats.Tally` as JSON, batched as the
+    whole run's: :func:`~kc_sim.stats.batch_width` of its deals per line-up), computed here
+    in the worker so the parent only adds tallies up. Every line-up plays the same deals,
+    so only the chunks of line-up 0 count them."""
     if not task.n_agents:
         return None
-    tally = Tally(task.n_agents, len(task.agents))
+    tally = Tally.for_deals(task.n_agents, len(task.agents), task.groups_per_lineup)
     seatings = task.seating_list()
-    seat_agent = seat_agents(task.agents, seatings, rounds["seating"])
-    tally.add_rounds(seat_agent, rounds["penalty"], rounds["winner"])
-    tally.add_deals(rounds["group"], seat_agent, rounds["penalty"])
+    first = task.lineup == 0
+    tally.add_rounds(rounds["group"], seat_agents(task.agents, seatings, rounds["seating"]), rounds["penalty"],
+                     rounds["winner"], count_deals=first)
     if matches is not None:
-        tally.add_matches(seat_agents(task.agents, seatings, matches["seating"]), matches["total"],
-                          matches["winners"])
+        tally.add_matches(matches["group"], seat_agents(task.agents, seatings, matches["seating"]),
+                          matches["total"], matches["winners"], count_deals=first)
     return tally.to_json()
 
 

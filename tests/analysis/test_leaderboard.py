@@ -67,9 +67,9 @@ def test_fit_recovers_known_strengths(tmp_path):
     assert ((lo <= truth + 0.02) & (truth - 0.02 <= hi)).all() and (hi - lo < 0.2).all()
     assert np.allclose(df["rating"], ELO * df["theta"])
     assert df.attrs["rounds"] == 30000 and df["rounds"].sum() == 60000
-    # the curvature-based intervals agree in size with the bootstrap on independent rounds
+    # the sandwich intervals (clustered by deal) agree in size with the bootstrap
     dh = leaderboard([run], bootstrap=0)
-    assert (dh["interval"] == "hessian").all()
+    assert (dh["interval"] == "clustered").all()
     assert np.allclose(dh["theta"], df["theta"])
     width_b = (df["theta_hi"] - df["theta_lo"]).mean()
     width_h = (dh["theta_hi"] - dh["theta_lo"]).mean()
@@ -210,15 +210,15 @@ def test_streamed_comparisons_equal_the_in_memory_ones(tmp_path):
 
 
 def test_batches_of_deals_keep_the_estimate(tmp_path, monkeypatch):
-    """Past scan.MAX_BATCHES deals, deals are pooled into batches: the point ratings do not change
+    """Past MAX_BATCHES deals, deals are pooled into batches: the point ratings do not change
     at all and the bootstrap intervals stay about as wide."""
-    from kc_sim.analysis import scan
+    from kc_sim.stats import sums
 
     run = tmp_path / "r"
     run_tournament(["greedy", "random", "merger"], players=2, rounds=6000, chunk_size=600, seed=2, out=run,
                    quiet=True, jobs=1)
     full = leaderboard([run], bootstrap=200, seed=1)
-    monkeypatch.setattr(scan, "MAX_BATCHES", 128)
+    monkeypatch.setattr(sums, "MAX_BATCHES", 128)
     c = load_comparisons([run])
     assert c.n_units == 125                       # 1,000 deals in batches of 8
     pooled = leaderboard([run], bootstrap=200, seed=1)
@@ -238,6 +238,90 @@ def test_bootstrap_of_a_few_units_where_resamples_can_disconnect():
     board = rate_comparisons(c, bootstrap=200, seed=1)
     board = board[0] if isinstance(board, tuple) else board
     assert len(board) == 3 and np.isfinite(board[["rating", "rating_lo", "rating_hi"]].to_numpy()).all()
-    # an agent with no comparison at all: its strength stays at the mean, the others are fitted
+    # an agent with no comparison at all stays exactly at the mean; the others are fitted
     theta, _ = fit_bt(np.array([[0.0, 3, 0], [1, 0, 0], [0, 0, 0]]), np.array([[0.0, 4, 0], [4, 0, 0], [0, 0, 0]]))
-    assert np.isfinite(theta).all() and theta[0] > theta[2] > theta[1]
+    assert theta[2] == 0.0 and theta[0] > 0 > theta[1] and theta[0] == pytest.approx(-theta[1])
+
+
+def _solvers():
+    """np.linalg.solve replaced by other ways of solving, as other linear-algebra libraries
+    would: least squares, an explicit inverse, and LU with a perturbation of the matrix at
+    the rounding level; each refuses a (near) singular matrix the way some libraries do."""
+    real = np.linalg.solve
+
+    def guarded(f):
+        def solve(A, b):
+            if np.linalg.cond(A) > 1e12:
+                raise np.linalg.LinAlgError("singular matrix")
+            return f(A, b)
+        return solve
+
+    def perturbed(A, b):
+        rng = np.random.default_rng(abs(hash(A.tobytes())) % 2 ** 32)
+        return real(A * (1 + 1e-14 * rng.standard_normal(A.shape)), b)
+
+    return {"solve": real, "lstsq": guarded(lambda A, b: np.linalg.lstsq(A, b, rcond=None)[0]),
+            "inverse": guarded(lambda A, b: np.linalg.inv(A) @ b), "perturbed": guarded(perturbed)}
+
+
+@pytest.mark.parametrize("solver", ["solve", "lstsq", "inverse", "perturbed"])
+def test_the_fit_of_agents_apart_does_not_depend_on_the_linear_algebra(solver, monkeypatch):
+    """Groups of agents with no comparison between them (a resample of few deals): each
+    group is fitted on its own and centred, an agent alone stays at the mean, whatever
+    solves the linear systems (no singular system is ever solved)."""
+    W = np.array([[0.0, 3, 0, 0, 0], [1, 0, 0, 0, 0], [0, 0, 0, 5, 0], [0, 0, 2, 0, 0], [0, 0, 0, 0, 0]])
+    N = np.array([[0.0, 4, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 0, 7, 0], [0, 0, 7, 0, 0], [0, 0, 0, 0, 0]])
+    want, _ = fit_bt(W, N)
+    monkeypatch.setattr(np.linalg, "solve", _solvers()[solver])
+    got, _ = fit_bt(W, N)
+    assert got[4] == 0.0 and got[0] + got[1] == pytest.approx(0.0, abs=1e-12)
+    assert got[2] + got[3] == pytest.approx(0.0, abs=1e-12)
+    assert np.allclose(got, want, atol=1e-9, rtol=0)
+    # and the whole bootstrap of the few-units comparisons is the same
+    from kc_sim.analysis.leaderboard import Comparisons, rate_comparisons
+
+    c = Comparisons(["a", "b", "c"], np.array([0, 1, 1]), np.array([0, 0, 1]), np.array([1, 2, 2]),
+                    np.array([3.0, 2.0, 1.0]), np.array([4.0, 4.0, 4.0]), np.array([8, 8, 8]), 2, 12)
+    board = rate_comparisons(c, bootstrap=200, seed=1)
+    monkeypatch.undo()
+    ref = rate_comparisons(c, bootstrap=200, seed=1)
+    cols = ["rating", "rating_lo", "rating_hi"]
+    assert np.allclose(board[cols].to_numpy(), ref[cols].to_numpy(), atol=1e-6, rtol=0)
+
+
+def test_runs_with_one_seed_share_their_deals(tmp_path):
+    """Two runs with the same --seed played the same deals: their rounds of a deal are one unit
+    of the bootstrap (and of the clustered intervals); a run with another seed adds its own."""
+    a, b, c = (tmp_path / x for x in "abc")
+    run_tournament(["greedy", "random"], players=2, rounds=600, seed=4, out=a, jobs=1, quiet=True)
+    run_tournament(["merger", "random"], players=2, rounds=600, seed=4, out=b, jobs=1, quiet=True)
+    run_tournament(["merger", "random"], players=2, rounds=600, seed=5, out=c, jobs=1, quiet=True)
+    shared, apart = load_comparisons([a, b]), load_comparisons([a, c])
+    assert shared.n_units == 300 and shared.families == 1
+    assert apart.n_units == 600 and apart.families == 2
+    # the pooled deals carry both runs' comparisons: random's against greedy and against merger
+    both = {int(u) for u, x, y in zip(shared.unit, shared.a, shared.b)
+            if {shared.agents[x], shared.agents[y]} == {"greedy", "random"}}
+    assert both == set(range(300))
+    with pytest.raises(UserError, match="given twice"):
+        load_comparisons([a, tmp_path / "." / "a"])
+
+
+def test_the_leaderboard_of_several_runs_goes_to_a_folder_of_its_own(tmp_path):
+    a = run_tournament(["greedy", "random", "merger"], players=2, rounds=300, seed=1, out=tmp_path / "a", jobs=1,
+                       quiet=True).out
+    b = run_tournament(["planner", "greedy"], players=2, rounds=200, seed=1, out=tmp_path / "b", jobs=1,
+                       quiet=True).out
+    own = (a / LEADERBOARD_FILE).read_bytes() if (a / LEADERBOARD_FILE).exists() else None
+    result = CliRunner().invoke(_app(), ["leaderboard", str(a), str(b), "--bootstrap", "10"])
+    assert result.exit_code == 0, result.output
+    new = tmp_path / "leaderboard_a+b"
+    assert (new / LEADERBOARD_FILE).exists() and str(new / LEADERBOARD_FILE) in result.output
+    assert "share their deals" in result.output
+    assert ((a / LEADERBOARD_FILE).read_bytes() if own is not None else None) == own     # the run's own, untouched
+    assert not (b / LEADERBOARD_FILE).exists()
+    # a run's folder as --out is refused, unless it is the only run rated
+    with pytest.raises(UserError, match="is a run folder"):
+        leaderboard_cmd([a, b], out=b)
+    leaderboard_cmd([b], out=b, bootstrap=0)
+    assert (b / LEADERBOARD_FILE).exists()

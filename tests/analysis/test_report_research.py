@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import t as student_t
 
 from kc_sim.analysis import report
 from kc_sim.analysis.leaderboard import Comparisons, leaderboard, rate_comparisons
@@ -183,8 +184,9 @@ def test_paired_differences_match_the_rounds(run3, html3):
         y = per_deal_scores(run3, r["agent A"], r["agent B"])
         cell = r["A finishes ahead, per deal [95% CI]"]
         se = y.std(ddof=1) / math.sqrt(len(y))
+        t = student_t.ppf(0.975, len(y) - 1)
         assert _value(cell) == pytest.approx(100 * y.mean(), abs=0.006)
-        assert _bounds(cell) == pytest.approx((100 * (y.mean() - Z95 * se), 100 * (y.mean() + Z95 * se)), abs=0.006)
+        assert _bounds(cell) == pytest.approx((100 * (y.mean() - t * se), 100 * (y.mean() + t * se)), abs=0.006)
         s = summary.loc[(r["agent A"], r["agent B"])]
         assert _value(cell) == pytest.approx(100 * (s.beats + s.ties / 2) / s.rounds, abs=0.006)
         assert _value(r["deals"]) == len(y) == 500 and r["rounds per deal"] == "6"
@@ -211,13 +213,22 @@ def test_power_table_from_the_per_deal_sd(run3, html3):
     for r in rows:
         y = per_deal_scores(run3, r["agent A"], r["agent B"])
         diff = 0.005 if r["to detect"] == "0.5pp" else 0.01
-        deals = math.ceil(((Z95 + Z80) * y.std(ddof=1) / diff) ** 2)
+        deals = _deals_t(y.std(ddof=1), diff)
         assert _value(r["deals"]) == deals
-        assert _value(r["rounds together"]) == 6 * deals == _value(r["rounds of a run like this"])
+        assert _value(r["--rounds of a run like this"]) == 6 * deals == _value(r["of them with the pair together"])
         factor = float(paired[(r["agent A"], r["agent B"])]["worth"].split("x")[0])
-        cv = 6 * math.ceil(((Z95 + Z80) * y.std(ddof=1) / diff) ** 2 / factor)
+        cv = 6 * _deals_t(y.std(ddof=1) / math.sqrt(factor), diff)
         assert _value(r["with control variates"]) == pytest.approx(cv, rel=0.01)
-    assert "plays 6 rounds per deal in all (it has 3,000)" in html3
+    assert "which plays 6 rounds per deal" in html3
+
+
+def _deals_t(sd, diff):
+    """The fewest deals n with (t_{.975, n-1} + t_{.8, n-1}) sd / diff <= sqrt(n) (scipy's t), from
+    the normal formula's answer: the deals of the power formula with Student's t."""
+    n = max(2, math.ceil(((Z95 + Z80) * sd / diff) ** 2))
+    while math.ceil(((student_t.ppf(0.975, n - 1) + student_t.ppf(0.8, n - 1)) * sd / diff) ** 2) > n:
+        n += 1
+    return n
 
 
 # --- runs where sections differ -----------------------------------------------------------------

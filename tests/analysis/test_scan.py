@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.stats import t as student_t
 
 from kc_sim.analysis import scan
 from kc_sim.analysis.compare import compare_runs
@@ -25,8 +26,10 @@ from kc_sim.analysis.experiments.findings import round_diff
 from kc_sim.analysis.scan import _open_run, scan_run
 from kc_sim.analysis.text import rules_label
 from kc_sim.errors import UserError
-from kc_sim.stats import Z95, mean_from_sums, rate_from_sums
+from kc_sim.stats import mean_from_sums, rate_from_sums, sums
 from kc_sim.tournament.run import run_tournament
+from tests.helpers.intervals import clustered as reference
+from tests.helpers.intervals import largest_deal_mean, per_deal
 
 AGENTS = ["greedy", "king-first", "merger", "random"]
 
@@ -182,71 +185,38 @@ def _select(x, cluster, mask):
     return (x[mask], cluster[mask]) if mask is not None else (x, cluster)
 
 
-def cluster_mean(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, float]:
-    """``(mean, lo, hi)`` of ``x`` with a cluster-robust normal interval: the ratio
-    estimator sum(x) / n over clusters (deals), standard error from the per-cluster
-    residuals. NaNs when there is nothing to average."""
+def cluster_mean(x, cluster, mask=None, paired=False, spread=None) -> tuple[float, float, float]:
+    """``(mean, lo, hi)`` of ``x`` clustered by deal: the reference interval of
+    tests/helpers/intervals.py. NaNs when there is nothing to average."""
     x, cluster = _select(x, cluster, mask)
     if len(x) == 0:
         return math.nan, math.nan, math.nan
-    s, n = _cluster_sums(x, cluster)
-    g = len(s)
-    mean = s.sum() / n.sum()
-    if g < 2:
-        return float(mean), math.nan, math.nan
-    r = s - mean * n
-    se = math.sqrt(g / (g - 1) * float((r * r).sum())) / n.sum()
-    return float(mean), float(mean - z * se), float(mean + z * se)
+    return reference(x, cluster, paired=paired, spread=spread)
 
 
-def _cluster_sums(x: np.ndarray, cluster: np.ndarray):
-    """Per-cluster sums of x and counts, over the clusters that occur."""
-    lo, hi = (int(cluster.min()), int(cluster.max())) if len(cluster) else (0, 0)
-    if lo >= 0 and hi < 4 * len(cluster) + 1024:          # deal numbers: dense, non-negative
-        n = np.bincount(cluster, minlength=hi + 1)
-        s = np.bincount(cluster, weights=x, minlength=hi + 1)
-        keep = n > 0
-        return s[keep], n[keep].astype(np.float64)
-    _, inv = np.unique(cluster, return_inverse=True)
-    return np.bincount(inv, weights=x), np.bincount(inv).astype(np.float64)
+def pen_spread(data, a: int, b: int) -> float:
+    """The larger per-deal mean penalty of agents a and b over all their rounds: the bound of
+    a penalty difference that is the same in every deal."""
+    out = 0.0
+    for x in (a, b):
+        s = data.seat_of(x)
+        i = np.flatnonzero(s >= 0)
+        out = max(out, largest_deal_mean(data.penalty[i, s[i]], data.group[i]))
+    return out
 
 
 def _n_clusters(cluster: np.ndarray) -> int:
-    return len(_cluster_sums(np.zeros(len(cluster)), cluster)[1])
+    return len(np.unique(cluster))
 
 
-def _wilson(k: float, n: float, z: float = Z95) -> tuple[float, float]:
-    if n <= 0:
-        return math.nan, math.nan
-    p = k / n
-    den = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0)) / den
-    lo = 0.0 if p <= 0 else max(0.0, centre - half)
-    hi = 1.0 if p >= 1 else min(1.0, centre + half)
-    return lo, hi
-
-
-def cluster_rate(x, cluster, mask=None, z: float = Z95) -> tuple[float, float, float]:
-    """``(rate, lo, hi)`` of a 0/1 outcome (or a score in [0, 1]): a Wilson interval on the
-    effective sample size p (1 - p) / se**2, se clustered by deal. With no variation at
-    all (p 0 or 1) the number of deals is the sample size."""
+def cluster_rate(x, cluster, mask=None, paired=False) -> tuple[float, float, float]:
+    """``(rate, lo, hi)`` of a 0/1 outcome (or a score in [0, 1]) clustered by deal: the
+    reference interval of tests/helpers/intervals.py for rates."""
     x, cluster = _select(x, cluster, mask)
     if len(x) == 0:
         return math.nan, math.nan, math.nan
-    p, lo, hi = cluster_mean(x, cluster, z=z)
-    if math.isnan(lo):
-        n_eff = float(_n_clusters(cluster))
-    else:
-        se = (hi - lo) / (2 * z)
-        if 0 < p < 1 and se > 0:
-            n_eff = p * (1 - p) / (se * se)
-        elif 0 < p < 1:
-            n_eff = 1e15                                  # no variation between deals at all
-        else:
-            n_eff = float(_n_clusters(cluster))
-    lo, hi = _wilson(p * n_eff, n_eff, z)
-    return float(p), lo, hi
+    return reference(x, cluster, rate=True, paired=paired)
+
 
 def head_to_head(data: RunData) -> list[dict]:
     """One row per ordered pair of agents that met: rounds together, ``score`` (the row
@@ -272,8 +242,8 @@ def head_to_head(data: RunData) -> list[dict]:
             g = data.group[both]
             rows.append({
                 "agent": data.labels[a], "opponent": data.labels[b], "a": a, "b": b, "rounds": int(both.sum()),
-                "score": cluster_rate(score, g), "win": cluster_rate(won, g),
-                "diff": cluster_mean(pa - pb, g),
+                "score": cluster_rate(score, g, paired=True), "win": cluster_rate(won, g),
+                "diff": cluster_mean(pa - pb, g, paired=True, spread=pen_spread(data, a, b)),
             })
     return rows
 
@@ -375,9 +345,9 @@ def _pair_figures(d, a: int, b: int) -> dict | None:
     return {
         "rounds": int(both.sum()),
         "win_a": cluster_rate(wa, g), "win_b": cluster_rate(wb, g),
-        "win_diff": cluster_mean(wa - wb, g),
-        "ahead": cluster_rate(np.where(pa < pb, 1.0, np.where(pa == pb, 0.5, 0.0)), g),
-        "pen_diff": cluster_mean((pa - pb).astype(np.float64), g),
+        "win_diff": cluster_mean(wa - wb, g, paired=True, spread=1.0),
+        "ahead": cluster_rate(np.where(pa < pb, 1.0, np.where(pa == pb, 0.5, 0.0)), g, paired=True),
+        "pen_diff": cluster_mean((pa - pb).astype(np.float64), g, paired=True, spread=pen_spread(d, a, b)),
         "twice": _deals_won_twice(d, a, b),
     }
 
@@ -392,12 +362,19 @@ def _diff(x1, g1, x2, g2, paired: bool):
     the same deals, else as independent estimates."""
 
     if paired:
-        return cluster_mean(np.asarray(x1, np.float64) - np.asarray(x2, np.float64), g1)
-    m1, lo1, hi1 = cluster_mean(x1, g1)
-    m2, lo2, hi2 = cluster_mean(x2, g2)
-    se = math.hypot((hi1 - lo1) / (2 * Z95), (hi2 - lo2) / (2 * Z95))
+        return cluster_mean(np.asarray(x1, np.float64) - np.asarray(x2, np.float64), g1, paired=True)
+    def mean_var(x, g):
+        S, N = per_deal(x, g)
+        m = S.sum() / N.sum()
+        return m, len(S) / (len(S) - 1) * ((S - m * N) ** 2).sum() / N.sum() ** 2, len(S)
+
+    (m1, v1, n1), (m2, v2, n2) = mean_var(x1, g1), mean_var(x2, g2)
     d = m1 - m2
-    return d, d - Z95 * se, d + Z95 * se
+    if v1 + v2 == 0:                                                       # no variation in either run
+        return d, d, d
+    df = (v1 + v2) ** 2 / (v1 ** 2 / (n1 - 1) + v2 ** 2 / (n2 - 1))       # Welch-Satterthwaite
+    half = student_t.ppf(0.975, df) * math.sqrt(v1 + v2)
+    return d, d - half, d + half
 
 
 def _round_values(d) -> dict:
@@ -589,7 +566,7 @@ def test_runs_on_the_same_deals_are_paired_as_before(tmp_path, monkeypatch):
     assert e.same_result and e.same_turns and not e.same_penalty             # face scoring: same play
     # in batches of deals (both runs share the batches): the same paired differences, and
     # intervals that are the paired intervals clustered by batch
-    monkeypatch.setattr(scan, "MAX_BATCHES", 8)
+    monkeypatch.setattr(sums, "MAX_BATCHES", 8)
     s8 = {x: scan_run(tmp_path / x) for x in "abc"}
     assert s8["a"].width == s8["b"].width > 1
     for x in "bc":
@@ -600,7 +577,8 @@ def test_runs_on_the_same_deals_are_paired_as_before(tmp_path, monkeypatch):
     d, a, w = data["b"], data["a"], s8["a"].width
     v, u = _round_values(d), _round_values(a)
     for i, k in enumerate(("turns", "blocked", "edge", "penalty")):
-        assert_close(_pair_streamed(s8["b"], s8["a"])["diffs"][i], cluster_mean(v[k] - u[k], d.group // w))
+        assert_close(_pair_streamed(s8["b"], s8["a"])["diffs"][i], cluster_mean(v[k] - u[k], d.group // w,
+                                                                                 paired=True))
 
 
 def test_batches_of_deals(runs, monkeypatch):
@@ -608,13 +586,13 @@ def test_batches_of_deals(runs, monkeypatch):
     Means and counts stay identical; intervals are the same clustered intervals, with the
     batches as clusters (and the number of deals as the size of a rate without variation)."""
     exact = {name: scan_run(runs[name]) for name in ("2p", "3p", "matches-2p", "self-play")}
-    monkeypatch.setattr(scan, "MAX_BATCHES", 8)
-    assert scan.batch_width(8) == 1 and scan.batch_width(9) == 2 and scan.batch_width(250) == 32
+    monkeypatch.setattr(sums, "MAX_BATCHES", 8)
+    assert sums.batch_width(8) == 1 and sums.batch_width(9) == 2 and sums.batch_width(250) == 32
     widths = []
     for name, s1 in exact.items():
         s8 = scan_run(runs[name])
         d = load_run(runs[name])
-        assert s8.width == scan.batch_width(s1.n_deals) > 1 and s8.agent.N.shape[1] <= 8
+        assert s8.width == sums.batch_width(s1.n_deals) > 1 and s8.agent.N.shape[1] <= 8
         widths.append(s8.width)
         f1, f8 = _streamed_figures(s1), _streamed_figures(s8)
         assert f8["n"] == f1["n"] and f8["deals"] == f1["deals"] and f8["caption"] == f1["caption"]
@@ -686,7 +664,7 @@ def test_the_scan_holds_one_part_at_a_time(runs, monkeypatch):
 def test_scan_memory_does_not_grow_with_rounds(tmp_path, monkeypatch):
     """Python-side peak of a scan (numpy buffers, traced by tracemalloc) for a run and a run
     four times its size: bounded by one part plus the batch arrays, not by the rounds."""
-    monkeypatch.setattr(scan, "MAX_BATCHES", 64)
+    monkeypatch.setattr(sums, "MAX_BATCHES", 64)
     peaks = []
     for n in (4000, 16000):
         out = tmp_path / f"r{n}"

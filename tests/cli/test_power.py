@@ -5,9 +5,16 @@ import math
 
 import pytest
 
-from kc_sim.analysis.power import deals_needed, parse_diff, z_power
+from kc_sim.analysis.power import (
+    deals_needed,
+    parse_diff,
+    power_from_run,
+    t_power,
+    z_power,
+)
 from kc_sim.analysis.variance import run_adjusted
 from kc_sim.cli import root
+from kc_sim.tournament.plan import make_plan
 from kc_sim.tournament.run import run_tournament
 
 
@@ -21,9 +28,13 @@ def run_dir(tmp_path_factory):
 
 def test_formula():
     assert z_power() == pytest.approx(1.959964 + 0.841621, abs=1e-5)
-    # sd 0.15, 0.5pp: (2.8016 * 0.15 / 0.005)^2 = 7063.9 -> 7064 deals
-    assert deals_needed(0.15, 0.005) == 7064
-    assert deals_needed(0.15, 0.01) == math.ceil(7063.9 / 4)
+    # sd 0.15, 0.5pp: (2.8016 * 0.15 / 0.005)^2 = 7063.9 -> 7064 deals with normal quantiles; Student's
+    # t on 7,000 deals adds two
+    assert deals_needed(0.15, 0.005) == 7066
+    n = deals_needed(0.15, 0.01)
+    assert n == math.ceil((t_power(n - 1) * 0.15 / 0.01) ** 2) and 1766 <= n <= 1768
+    # few deals: t's quantiles are noticeably wider than the normal ones
+    assert deals_needed(0.2, 0.1) == 34 > math.ceil((z_power() * 0.2 / 0.1) ** 2)
     assert parse_diff("0.5pp") == parse_diff("0.5%") == parse_diff("0.005") == pytest.approx(0.005)
 
 
@@ -35,14 +46,34 @@ def test_power_of_a_run_folder(run_dir, capsys):
     rounds_cv = 2 * deals_needed(est.sd / math.sqrt(est.factor), 0.01)
     line = next(x for x in text.splitlines() if x.startswith("greedy vs random"))
     assert f"{rounds:,d}" in line and f"{rounds_cv:,d}" in line
-    assert "rounds to detect a 1pp difference" in text and "from 3,000 deals (2 rounds per deal)" in text
+    assert "to detect a 1pp difference" in text and "measured on 3,000 deals" in text
+    assert f"kc-sim tournament --agents greedy,random --players 2 --rounds {rounds}" in text
+
+
+def test_power_sizes_the_whole_run_of_several_agents(tmp_path, capsys):
+    """4 agents at 3 seats: 4 line-ups x 6 seatings = 24 rounds per deal, of which a pair sits
+    together in 12: --rounds counts all 24, and the tournament of that size plays exactly the
+    deals asked for."""
+    out = tmp_path / "four"
+    run_tournament(["greedy", "random", "merger", "king-first"], players=3, rounds=4800, seed=3, out=out, jobs=1,
+                   backend="sequential", quiet=True)
+    assert root.main(["power", str(out), "--diff", "3pp"]) == 0
+    text = capsys.readouterr().out
+    assert "4 line-ups x 6 seatings = 24 rounds per deal" in text and "sits together in 12 of them" in text
+    rows = {f"{r.a} vs {r.b}": r for r in power_from_run(out, 0.03)}
+    worst = max(rows.values(), key=lambda r: r.deals)
+    assert all(r.rounds == 24 * r.deals and r.rounds_together == 12 * r.deals for r in rows.values())
+    cmd = next(x for x in text.splitlines() if x.startswith("to decide every pair"))
+    assert cmd.endswith(f"--players 3 --rounds {worst.rounds}")
+    plan = make_plan(["greedy", "random", "merger", "king-first"], players=3, rounds=worst.rounds)
+    assert plan.schedule.groups == worst.deals and plan.schedule.units == worst.rounds
 
 
 def test_pilot_run(tmp_path, capsys):
     assert root.main(["power", "--agents", "greedy,random", "--pilot-rounds", "2000", "--diff", "2pp",
                       "--out", str(tmp_path / "pilot")]) == 0
     text = capsys.readouterr().out
-    assert "greedy vs random" in text and "from 1,000 deals" in text
+    assert "greedy vs random" in text and "measured on 1,000 deals" in text
     assert (tmp_path / "pilot" / "manifest.json").exists()
 
 

@@ -72,7 +72,7 @@ def test_the_order_of_agents_changes_no_file_and_no_figure(tmp_path, players, ag
         for name in want:
             assert got[name].equals(want[name]), name
         assert res.plan.config == res0.plan.config
-        assert (res.tally.pair_beats == res0.tally.pair_beats).all()
+        assert (res.tally.pair.S["beat"] == res0.tally.pair.S["beat"]).all()
     # the named order is kept for the caller: named[i] is the index of the i-th agent named
     for order, (out, res) in zip(orders, outs):
         assert [res.plan.config["agents"][j] for j in res.plan.named] == order

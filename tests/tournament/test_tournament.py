@@ -24,6 +24,7 @@ from kc_sim.tournament.schedule import (
     rotations,
     seat_lineup,
 )
+from tests.helpers.intervals import clustered
 
 
 def _three_agents() -> list[str]:
@@ -142,8 +143,9 @@ def test_summary_recomputed_from_rounds_with_pandas(reference_run):
                       "penalty": df[f"penalty_{s}"].astype(float),
                       "won": (df["winner"] == s).fillna(False).astype(int)})
         for s in range(2)])
+    long["group"] = np.tile(df["group"].to_numpy(), 2)
     expect = long.groupby("agent").agg(rounds=("penalty", "size"), wins=("won", "sum"),
-                                       mean_penalty=("penalty", "mean"), sd=("penalty", "std"))
+                                       mean_penalty=("penalty", "mean"))
     by_seat = long.groupby(["agent", "seat"])["won"].mean().unstack()
     summary = R.read_summary(reference_run.out)
     rows = summary[summary["opponent"].isna()].set_index("agent")
@@ -153,8 +155,9 @@ def test_summary_recomputed_from_rounds_with_pandas(reference_run):
         assert r["rounds"] == e["rounds"] and r["wins"] == e["wins"]
         assert r["win_rate"] == pytest.approx(e["wins"] / e["rounds"])
         assert r["mean_penalty"] == pytest.approx(e["mean_penalty"])
-        half = 1.959963984540054 * e["sd"] / np.sqrt(e["rounds"])
-        assert r["penalty_hi"] - r["mean_penalty"] == pytest.approx(half)
+        # clustered by deal (tests/helpers/intervals.py: per-deal sums, CR1, Student's t, Hall)
+        mine = long[long["agent"] == agent]
+        assert (r["penalty_lo"], r["penalty_hi"]) == pytest.approx(clustered(mine["penalty"], mine["group"])[1:])
         assert r["win_lo"] < r["win_rate"] < r["win_hi"]
         for s in range(2):
             assert r[f"win_rate_seat_{s}"] == pytest.approx(by_seat.loc[agent, s])
@@ -184,29 +187,48 @@ def test_tallies_from_the_workers_equal_a_tally_of_the_rows(mode, tmp_path):
     res = run_tournament(AGENTS, players=2, chunk_size=200 if mode == "rounds" else 20, jobs=1, out=out,
                          quiet=True, **size)
     names = res.plan.labels
-    direct = Tally(len(names), 2)
+    n_deals = res.plan.schedule.groups
+    direct = Tally.for_deals(len(names), 2, n_deals)
     for part, (codes, pen, winner) in zip(R.parts(out), R.iter_codes(out, names)):
-        direct.add_rounds(codes, pen, winner)
-        direct.add_deals(pq.read_table(part, columns=["group"]).column("group").to_numpy(), codes, pen)
+        t = pq.read_table(part, columns=["group", "lineup"])
+        direct.add_rounds(t.column("group").to_numpy(), codes, pen, winner,
+                          count_deals=t.column("lineup")[0].as_py() == 0)
     if mode == "matches":
-        for codes, total, winners in R.iter_codes(out, names, R.MATCHES_DIR, "total_"):
-            direct.add_matches(codes, total, winners)
+        for part, (codes, total, winners) in zip(R.parts(out, R.MATCHES_DIR),
+                                                 R.iter_codes(out, names, R.MATCHES_DIR, "total_")):
+            t = pq.read_table(part, columns=["group", "lineup"])
+            direct.add_matches(t.column("group").to_numpy(), codes, total, winners,
+                               count_deals=t.column("lineup")[0].as_py() == 0)
+
+    def same(got, want):
+        assert (got.deals, got.match_deals, got.width) == (want.deals, want.match_deals, want.width)
+        assert got.deals == n_deals
+        for name, s in want.sums.items():
+            g = got.sums[name]
+            nb = max(g.n_batches, s.n_batches)
+            for a, b in [(g.N, s.N)] + [(g.S[v], s.S[v]) for v in s.values]:
+                assert np.array_equal(np.pad(a, ((0, 0), (0, nb - a.shape[1]))),
+                                      np.pad(b, ((0, 0), (0, nb - b.shape[1])))), name
+
     for got in (res.tally, R.run_tally(out, names, 2)[0]):
-        for f in Tally._FIELDS:
-            assert np.array_equal(getattr(got, f), getattr(direct, f)), f
-    # strip the stored tallies from two parts, as an older kc-sim wrote them (and their hashes
-    # from the manifest, which it did not record either): the fallback tallies their rows
+        same(got, direct)
+    # strip the stored tallies from two parts (and damage a third), as an older kc-sim wrote
+    # them (and their hashes from the manifest, which it did not record either): the fallback
+    # tallies their rows
     manifest = R.read_manifest(out)
     for p, entry in zip(R.parts(out)[:2], manifest["chunks"]):
         t = pq.read_table(p)
         assert R.TALLY_KEY.encode() in t.schema.metadata
         pq.write_table(t.replace_schema_metadata({}), p)
         del entry["parts"]
+    p = R.parts(out)[2]
+    t = pq.read_table(p)
+    pq.write_table(t.replace_schema_metadata({R.TALLY_KEY: '{"format": 2, "sums": 7}'}), p)
+    del manifest["chunks"][2]["parts"]
     R.write_json_atomic(manifest, out / R.MANIFEST_FILE)
     mixed, n = R.run_tally(out, names, 2)
     assert n == res.rounds
-    for f in Tally._FIELDS:
-        assert np.array_equal(getattr(mixed, f), getattr(direct, f)), f
+    same(mixed, direct)
 
 
 def test_matches_and_records(tmp_path):

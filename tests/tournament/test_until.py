@@ -35,7 +35,7 @@ def test_a_real_difference_stops_early_and_says_why(decided):
     states = [c["state"] for c in man["chunks"]]
     assert states == ["done"] * stop["blocks"] + ["skipped"] * (len(states) - stop["blocks"])
     assert len(R.parts(decided.out)) == stop["blocks"]            # nothing beyond the stop is kept
-    assert decided.tally.pair_rounds[0, 1] == decided.units
+    assert decided.tally.count("pair", 0 * 2 + 1) == decided.units
 
 
 @pytest.mark.parametrize("backend,jobs", [("loky", 2), ("dask", 2)])

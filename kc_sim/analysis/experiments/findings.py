@@ -12,7 +12,6 @@ each repeat's manifest (and its parts, block by block, for the per-deal sd).
 from __future__ import annotations
 
 import datetime as _dt
-import math
 from pathlib import Path
 
 from kc_sim import __version__ as version
@@ -24,7 +23,7 @@ from kc_sim.analysis.scan import scan_run
 from kc_sim.analysis.text import excludes, fmt_num, fmt_pct, fmt_pp, fmt_signed
 from kc_sim.play.names import base_label
 from kc_sim.play.registry import load_agent
-from kc_sim.stats import Z95, mean_from_sums
+from kc_sim.stats import difference_of_independent, mean_from_sums
 
 FINDINGS_FILE = "findings.md"
 
@@ -68,7 +67,7 @@ def findings_markdown(exp: Experiment, specs, run_dirs: dict, out: Path, *, scal
                   "## Runs", "", stopping_runs_table(specs, run_dirs, out), ""]
     else:
         lines += [written + "Intervals are 95% and clustered by deal (every deal is played in every seating, so "
-                  "rounds on one deal are not independent; see `kc_sim/analysis/plots.py`).", "",
+                  "rounds on one deal are not independent; see `docs/analysis.md`, What the intervals are).", "",
                   "## Runs", "",
                   _md_table(["run", "agents", "players", "rules", "rounds", "deals", "seed", "folder"],
                             [_run_row(s, datas[s.name], run_dirs[s.name], out) for s in specs]), ""]
@@ -205,14 +204,10 @@ def round_diff(d1, d2, value: str, paired: bool):
     :data:`kc_sim.analysis.scan.ROUND_VALUES`): paired by deal when the runs played the same deals
     (the per-batch sums of both runs share their batches, so S1 - S2 are the per-batch sums
     of the round-by-round differences), else as independent estimates."""
+    (s1, n1), (s2, n2) = d1.round_sums(value), d2.round_sums(value)
     if paired:
-        (s1, n1), (s2, _) = d1.round_sums(value), d2.round_sums(value)
-        return mean_from_sums(s1 - s2, n1)
-    m1, lo1, hi1 = d1.round_mean(value)
-    m2, lo2, hi2 = d2.round_mean(value)
-    se = math.hypot((hi1 - lo1) / (2 * Z95), (hi2 - lo2) / (2 * Z95))
-    d = m1 - m2
-    return d, d - Z95 * se, d + Z95 * se
+        return mean_from_sums(s1 - s2, n1, paired=True)
+    return difference_of_independent(s1, n1, s2, n2)
 
 
 def _baseline_of(spec: RunSpec, specs, datas) -> RunSpec | None:

@@ -1,0 +1,143 @@
+"""The coverage study of kc-sim's intervals (issue 22): run it again with
+
+    python experiments/interval_coverage.py                 # the full study: hours on one core
+    python experiments/interval_coverage.py --runs 200      # a quick look
+    python experiments/interval_coverage.py --runs 500 --players 2,3,4 --deals 20,50,500 \
+        --bootstrap 0 --real-runs 500 --real-deals 50 --jobs 2  # results/README.md §10
+
+It simulates tournaments with a known truth (kc_sim.analysis.coverage: a synthetic tournament
+with kc-sim's structure of line-ups, seatings and deals) at 2, 3 and 4 players in three
+scenarios (self-play, a known difference, identical agents) and at 20, 50 and 500 deals, sums
+each up with kc-sim's own code, and counts how often each kind of printed interval contains
+the truth; then the same for real agents (the workers' own tallies against one large run),
+and the power check (runs of the size kc-sim power prints, resampled from a real run's
+deals). Every cell is saved as it finishes (OUT/cells/*.json), so an interrupted study
+resumes; the tables go to OUT/coverage.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import pickle
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from kc_sim.analysis import coverage as C
+
+REAL = {3: ["greedy", "merger", "random", "king-first"], 4: ["greedy", "merger", "random", "king-first"],
+        2: ["random:1", "random:2", "greedy"]}
+
+
+def cell_file(out: Path, name: str) -> Path:
+    return out / "cells" / f"{name}.json"
+
+
+def truth_of(scenario: str, players: int, truth_deals: int, out: Path) -> dict:
+    """The truth of a model, computed once and kept in OUT/truth/ (a pickle of floats this
+    script wrote itself)."""
+    path = out / "truth" / f"{scenario}_{players}p_{truth_deals}.pkl"
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    true = C.truth(C.Model.scenario(scenario, players), truth_deals)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(pickle.dumps(true))
+    os.replace(tmp, path)
+    return true
+
+
+def synthetic(args) -> dict:
+    scenario, players, deals, runs, bootstrap, truth_deals, out = args
+    t0 = time.perf_counter()
+    true = truth_of(scenario, players, truth_deals, out)
+    cell = C.run_cell(scenario, players, deals, runs, true=true, bootstrap=bootstrap, matches=not bootstrap)
+    return {**cell.__dict__, "seconds": time.perf_counter() - t0, "bootstrap": bootstrap}
+
+
+def real(args) -> dict:
+    players, deals, runs, truth_deals = args
+    t0 = time.perf_counter()
+    cell = C.real_cell(REAL[players], players, deals, runs, truth_deals=truth_deals)
+    return {**cell.__dict__, "seconds": time.perf_counter() - t0, "bootstrap": 0}
+
+
+def as_cell(d: dict) -> C.Cell:
+    c = C.Cell(d["scenario"], d["players"], d["deals"], d["runs"])
+    for f in ("covered", "total", "exact", "width"):
+        setattr(c, f, dict(d[f]))
+    return c
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=2000, help="simulated tournaments per cell (2,000: +-1pp at 95%%)")
+    ap.add_argument("--deals", default="20,50,500", help="deals per simulated tournament")
+    ap.add_argument("--players", default="2,3,4")
+    ap.add_argument("--scenarios", default=",".join(C.SCENARIOS))
+    ap.add_argument("--bootstrap-deals", default="20,50", help="deals of the cells with the leaderboard's bootstrap")
+    ap.add_argument("--bootstrap", type=int, default=200, help="resamples of those cells (0: none)")
+    ap.add_argument("--real-runs", type=int, default=2000, help="real tournaments per real-agent cell (0: none)")
+    ap.add_argument("--real-deals", default="20,50")
+    ap.add_argument("--truth-deals", type=int, default=100_000)
+    ap.add_argument("--power-run", type=Path, default=None, help="a run folder for the power check (default: none)")
+    ap.add_argument("--power-diff", type=float, default=0.02)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=Path("results/coverage"))
+    a = ap.parse_args(argv)
+    (a.out / "cells").mkdir(parents=True, exist_ok=True)
+    players = [int(x) for x in a.players.split(",")]
+    todo = {}
+    for k in players:
+        for scen in a.scenarios.split(","):
+            for d in (int(x) for x in a.deals.split(",")):
+                todo[f"{scen}_{k}p_{d}d"] = (synthetic, (scen, k, d, a.runs, 0, a.truth_deals, a.out))
+        if a.bootstrap:
+            for d in (int(x) for x in a.bootstrap_deals.split(",")):
+                todo[f"difference_{k}p_{d}d_bootstrap"] = (synthetic, ("difference", k, d, a.runs, a.bootstrap,
+                                                                       a.truth_deals, a.out))
+        if a.real_runs and k in REAL:
+            for d in (int(x) for x in a.real_deals.split(",")):
+                todo[f"real_{k}p_{d}d"] = (real, (k, d, a.real_runs, a.truth_deals // 4))
+    pending = {n: t for n, t in todo.items() if not cell_file(a.out, n).exists()}
+    print(f"{len(todo)} cells, {len(pending)} to run", file=sys.stderr)
+    with ProcessPoolExecutor(max_workers=a.jobs) as pool:
+        futures = {name: pool.submit(f, args) for name, (f, args) in pending.items()}
+        for name, fut in futures.items():
+            d = fut.result()
+            cell_file(a.out, name).write_text(json.dumps(d, default=str))
+            print(f"{name}: {d['runs']} runs in {d['seconds']:.0f} s", file=sys.stderr)
+    cells = {n: json.loads(cell_file(a.out, n).read_text()) for n in todo}
+    lines = ["# Coverage of kc-sim's 95% intervals", "",
+             f"Made by `python experiments/interval_coverage.py` ({a.runs:,} simulated runs per cell; the band of a correct "
+             f"interval, +-3 binomial standard errors: {100 * C.band(a.runs)[0]:.1f}-{100 * C.band(a.runs)[1]:.1f}%).",
+             "A cell pools every agent or pair of a run (each run's keys count once each; pooling only narrows "
+             "the spread). `exact`: a zero-width interval at the exact truth (identical agents: every deal level), "
+             "counted apart.", ""]
+    for k in players:
+        group = [as_cell(cells[n]) for n in todo if f"_{k}p_" in n]
+        for c, n in zip(group, [n for n in todo if f"_{k}p_" in n]):
+            c.scenario = n.split(f"_{k}p_")[0] + (" (bootstrap)" if n.endswith("bootstrap") else "")
+        lines += [f"## {k} players", "", C.table(group), ""]
+    if a.power_run is not None:
+        res = C.power_check(a.power_run, a.power_diff)
+        lines += ["## Power", "", f"Runs of the size `kc-sim power {a.power_run} --diff {100 * a.power_diff:g}pp` "
+                  "prints, resampled from the run's own deals with the pair's true rate set to "
+                  f"50% + {100 * a.power_diff:g}pp:", "",
+                  "| pair | sd per deal | deals | --rounds | power | simulated runs |", "|---|---|---|---|---|---|"]
+        for p in res["pairs"]:
+            se = math.sqrt(p["power"] * (1 - p["power"]) / p["sims"])
+            lines.append(f"| {p['pair']} | {p['sd']:.4f} | {p['deals']:,} | {p['rounds']:,} | "
+                         f"{100 * p['power']:.1f}% (+-{100 * se:.1f}) | {p['sims']:,} |")
+        (a.out / "power.json").write_text(json.dumps(res, indent=1))
+    (a.out / "coverage.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""The reference interval of the tests, written from its definition (docs/analysis.md, "What
+the intervals are") with pandas and scipy, not from kc-sim's code: clustered by deal (per-deal
+sums by ``groupby``), the cluster-robust (CR1) standard error, scipy's Student quantile on the
+deals minus one, Hall's skewness transformation of the studentised mean (for a rate of 10-90% the
+sample skewness soft-thresholded by sqrt(6 / g)), and for rates the
+bounds kept inside [0, 1] (a rate of exactly 0 or 1: the Wilson interval of the deals)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+from scipy.stats import t as student_t
+
+
+def per_deal(values, groups) -> tuple[np.ndarray, np.ndarray]:
+    """Per-deal sums and counts of ``values`` (one per observation) by deal ``groups``."""
+    d = pd.DataFrame({"x": np.asarray(values, float), "g": np.asarray(groups)})
+    per = d.groupby("g")["x"].agg(["sum", "size"])
+    return per["sum"].to_numpy(), per["size"].to_numpy(float)
+
+
+def wilson(k: float, n: float, z: float) -> tuple[float, float]:
+    p = k / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (0.0 if p <= 0 else max(0.0, centre - half)), (1.0 if p >= 1 else min(1.0, centre + half))
+
+
+def from_sums(S, N, rate: bool = False, level: float = 0.95, paired: bool = False, spread=None
+              ) -> tuple[float, float, float]:
+    S, N = np.asarray(S, float), np.asarray(N, float)
+    g = len(S)
+    m = S.sum() / N.sum()
+    if rate and (g < 2 or m in (0.0, 1.0)):         # no spread to estimate: the deals' Wilson interval
+        return (m, *wilson(m * g, g, float(norm.ppf(0.5 + level / 2))))
+    if g < 2:
+        return m, math.nan, math.nan
+    r = S - m * N
+    se = math.sqrt(g / (g - 1) * (r ** 2).sum()) / N.sum()
+    if se == 0:
+        if not rate:                                  # a share f of deals not yet seen to differ, by at most spread
+            f = 1 - ((1 - level) / 2) ** (1 / g)
+            return (m, m, m) if spread is None else (m, m - f * spread, m + f * spread)
+        f = 1 - ((1 - level) / 2) ** (1 / g)          # a share of deals not yet seen to differ: at most f
+        return m, m * (1 - f), m + (1 - m) * f
+    skew = (r ** 3).mean() / (r ** 2).mean() ** 1.5
+    if rate and min(m, 1 - m) >= 0.1:                                  # a rate of 10-90%: shrunk by the se of
+        skew = np.sign(skew) * max(0.0, abs(skew) - math.sqrt(6 / g))  # the skewness under symmetry
+    if paired:                                                         # a paired difference: the plain t
+        skew = 0.0
+    a, b = skew / (3 * math.sqrt(g)), skew / (6 * math.sqrt(g))
+    q = float(student_t.ppf(0.5 + level / 2, g - 1))
+
+    def inverse(y):                  # of T + a T^2 + a^2 T^3 / 3 + b (Hall 1992)
+        return y - b if abs(a) < 1e-12 else (np.cbrt(1 + 3 * a * (y - b)) - 1) / a
+
+    lo, hi = m - se * inverse(q), m - se * inverse(-q)
+    return (m, max(0.0, lo), min(1.0, hi)) if rate else (m, lo, hi)
+
+
+def clustered(values, groups, rate: bool = False, level: float = 0.95, paired: bool = False, spread=None):
+    """(estimate, lo, hi) of the mean of ``values`` (or their rate) clustered by ``groups``;
+    ``paired``: a paired difference of two agents (no skewness correction); ``spread``: how far
+    one deal's mean may lie, the bound of a mean the same in every deal."""
+    return from_sums(*per_deal(values, groups), rate=rate, level=level, paired=paired, spread=spread)
+
+
+def largest_deal_mean(values, groups) -> float:
+    """The largest per-deal mean of ``values``."""
+    S, N = per_deal(values, groups)
+    return float((S / N).max())
