@@ -138,9 +138,7 @@ def bench(
     if as_json:
         typer.echo(json.dumps({**figures, "targets": rows}))
     else:
-        w = max(map(len, figures))
-        for k, v in figures.items():
-            typer.echo(f"{k:{w}s} {v:>14,.3f}" if isinstance(v, float) else f"{k:{w}s} {v!s:>14}")
+        typer.echo(bench_targets.format_figures(figures))
         if rows:
             typer.echo("")
             typer.echo(bench_targets.format_rows(rows))
@@ -150,6 +148,7 @@ def _register_commands():
     """Commands that live in their own modules."""
     app.command("tournament")(cli_tournament.tournament)
     app.command("bench-agent")(cli_tournament.bench_agent)
+    app.command("warm")(cli_tournament.warm)
     app.command("play")(cli_play.play)
     app.command("replay")(cli_play.replay)
     app.command("render")(cli_play.render)

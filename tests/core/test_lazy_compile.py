@@ -26,7 +26,7 @@ class Listener(event.Listener):
 event.register("numba:compile", Listener())
 import kc_sim.core.loop as loop
 import kc_sim.core.policy as policy
-import kc_sim.core.specialise
+import kc_sim.core.policy_set
 import kc_sim.play.runner
 present = [n for n in ("play_round", "play_rounds", "play_matches") if n in vars(loop)]
 print(json.dumps({"compiled": compiled, "present": present, "random": "random_policy" in vars(policy)}))
@@ -34,7 +34,7 @@ print(json.dumps({"compiled": compiled, "present": present, "random": "random_po
 
 
 def test_importing_the_loop_compiles_nothing(tmp_path):
-    """From an empty numba cache, importing the core loop, the policy module, the specialiser
+    """From an empty numba cache, importing the core loop, the policy module, the policy sets
     and the runner compiles no function at all."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", _NO_COMPILE_ON_IMPORT], env=env, capture_output=True,
