@@ -19,6 +19,7 @@ from kc_sim import CACHE_DIR
 from kc_sim.analysis.text import fmt_num, fmt_pct
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
+from kc_sim.tournament.supervise import supervise
 
 AgentsOpt = Annotated[str, typer.Option("--agents", help="agents, comma-separated: built-in names, "
                                         "package.module:Name or path/to/file.py:Name")]
@@ -35,6 +36,12 @@ BackendOpt = Annotated[Optional[str], typer.Option(
 SchedulerOpt = Annotated[Optional[str], typer.Option(
     "--scheduler", help="dask scheduler address (tcp://host:8786); default: a LocalCluster")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar or table, only the final lines")]
+WaitOpt = Annotated[bool, typer.Option(
+    "--wait", help="if another command is using the run folder, wait for it to end (default: stop, naming it)")]
+DecisionTimeoutOpt = Annotated[Optional[float], typer.Option(
+    "--decision-timeout", help="seconds one decision of a Python agent may take before the run stops, naming it "
+    "(default 60; chunks of compiled agents get a limit from their measured rate); a decision over 1 s is named "
+    "as slow and the run goes on")]
 
 
 UntilOpt = Annotated[Optional[str], typer.Option(
@@ -105,9 +112,13 @@ def tournament(
     max_rounds: MaxRoundsOpt = None,
     alpha: AlphaOpt = None,
     quiet: QuietOpt = False,
+    wait: WaitOpt = False,
+    decision_timeout: DecisionTimeoutOpt = None,
 ):
     """Play every line-up of the agents in every seating on duplicate deals; write
     parquet results, a summary and a manifest; resume an interrupted run."""
+    started = process_start()
+    supervise()                 # the rest runs in a child this process watches (kc_sim.tournament.supervise)
     # lazy: loads numba (~1.5 s); kc-sim --help must not
     from kc_sim.tournament.backends import release_workers
     from kc_sim.tournament.run import run_tournament
@@ -117,11 +128,12 @@ def tournament(
                        matches=matches, rules=rules, seed=seed, jobs=jobs, backend=backend, scheduler=scheduler,
                        out=out, records=records or None, chunk_size=chunk_size,
                        seating=None if seating == "balanced" else seating, until=until, precision=precision,
-                       max_rounds=max_rounds, alpha=alpha, quiet=quiet)
+                       max_rounds=max_rounds, alpha=alpha, quiet=quiet, decision_timeout=decision_timeout)
     res = run_tournament(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
                          jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records,
                          chunk_size=chunk_size, seating=seating, until=until, precision=precision, alpha=alpha,
-                         quiet=quiet, command=command, started=process_start())
+                         quiet=quiet, command=command, started=started, wait=wait,
+                         decision_timeout=decision_timeout)
     release_workers()
     if not quiet:
         typer.echo(format_summary(res.summary))
@@ -267,10 +279,13 @@ def bench_agent(
         "100,000 for Python agents)")] = None,
     alpha: AlphaOpt = None,
     quiet: QuietOpt = False,
+    wait: WaitOpt = False,
+    decision_timeout: DecisionTimeoutOpt = None,
 ):
     """Play an agent against each baseline, two seats, both seat orders on duplicate deals;
     print its win rate and mean penalty difference (agent minus baseline) with 95% intervals.
     With --until decided, stop as soon as every comparison is decided."""
+    supervise()                 # the rest runs in a child this process watches (kc_sim.tournament.supervise)
     # lazy: loads numba (~1.5 s); kc-sim --help must not
     from kc_sim.play.registry import load_agent, parse_agent_list
     from kc_sim.tournament.backends import release_workers
@@ -303,7 +318,8 @@ def bench_agent(
                              command=_command("bench-agent", agent, baselines=baselines, rounds=rounds, rules=rules,
                                               seed=seed, jobs=jobs, backend=backend, scheduler=scheduler,
                                               out=out, until=until, precision=precision, max_rounds=max_rounds,
-                                              alpha=alpha, quiet=quiet))
+                                              alpha=alpha, quiet=quiet, decision_timeout=decision_timeout),
+                             wait=wait, decision_timeout=decision_timeout)
         release_workers()
         table = bench_table(res)
     typer.echo(format_bench(table, res.plan.labels[res.plan.named[0]]))

@@ -5,9 +5,10 @@ everywhere for the same seeds.
 
 What the driver does, once for every caller:
 
-* **Hooks.** A Python agent gets one instance per match seat; ``new_match`` is called at
-  the start of a match, ``start_round`` (which reseeds ``self.rng`` and calls ``new_round``)
-  before every round.
+* **Making.** A Python agent gets one instance per match seat; a constructor that raises
+  is one line naming the agent (:func:`made`).
+* **Hooks.** ``new_match`` is called at the start of a match, ``start_round`` (which
+  reseeds ``self.rng`` and calls ``new_round``) before every round.
 * **Reseeding.** Before every round each seat's policy memory is zeroed and seeded from
   the round seed (``kc_sim.core.loop.seed_policies``), exactly as the compiled loop does; a
   Python agent's seed for the round is its row's seed word.
@@ -33,6 +34,7 @@ from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.agent import AgentSpec
 from kc_sim.play.observation import SeatView
 from kc_sim.play.registry import load_agent
+from kc_sim.play.watchdog import AgentStalled
 
 __all__ = ["SeatedAgents", "SeatFault", "as_action", "ACTION_HELP"]
 
@@ -70,6 +72,23 @@ def _raised(e: BaseException, where: str = "") -> str:
     return f"raised {type(e).__name__}{where}: {' '.join(str(e).split())}"
 
 
+def _fault(agent: str, seat: int, e: BaseException, where: str = "", **kw) -> SeatFault:
+    """The SeatFault of an agent at ``seat`` whose call raised ``e``: ``stalled`` when the
+    watchdog stopped a decision that took too long (:mod:`kc_sim.play.watchdog`), else ``raised``."""
+    if isinstance(e, AgentStalled):
+        return SeatFault(agent, seat, "stalled", e.what() + where, **kw)
+    return SeatFault(agent, seat, "raised", _raised(e, where), **kw)
+
+
+def made(spec: AgentSpec):
+    """A new instance of a Python agent. A constructor that raises (or calls ``sys.exit``)
+    is a :class:`~kc_sim.errors.UserError` naming the agent: one line wherever it runs."""
+    try:
+        return spec.factory()
+    except (Exception, SystemExit) as e:
+        raise UserError(f"agent {spec.name!r} could not be made: its constructor {_raised(e)}") from e
+
+
 _SEED: list = []              # seed_policies' compiled entry point, on first use
 _SEED_READERS: dict = {}      # players -> struct reader of mem[:players, 0] (rows MEM_SIZE int64 apart)
 
@@ -91,7 +110,7 @@ def _seed_reader(k: int):
 
 class SeatFault(UserError):
     """An agent broke the contract at a seat: ``kind`` is ``raised``, ``not an action``,
-    ``illegal`` or ``too long``; ``what`` says what it did (``raised KeyError: ...``).
+    ``illegal``, ``too long`` or ``stalled`` (a decision past its time limit); ``what`` says what it did (``raised KeyError: ...``).
     ``seat`` is the round seat (the match seat for a ``new_match`` hook); ``action`` the
     offending action's text, if any. The message names the agent."""
 
@@ -114,7 +133,7 @@ class SeatedAgents:
         self.specs: list[AgentSpec | None] = [None if a is None else load_agent(a) for a in agents]
         self.names = [None if a is None else a.name for a in self.specs]
         self.rules = parse_rules(rules)
-        self.instances = [None if a is None or a.compiled else a.factory() for a in self.specs]
+        self.instances = [None if a is None or a.compiled else made(a) for a in self.specs]
         self.mem = np.zeros((layout.MAX_SEATS, MEM_SIZE), dtype=np.int64)
         self.mem_rows = [self.mem[s] for s in range(layout.MAX_SEATS)]
         self.seat_map: list[int] = []
@@ -131,8 +150,7 @@ class SeatedAgents:
                 try:
                     inst.new_match(m, players, self.rules)
                 except Exception as e:      # an agent's hook raising is a fault too
-                    raise SeatFault(self.names[m], m, "raised", _raised(e, " in new_match"),
-                                    hook="new_match") from e
+                    raise _fault(self.names[m], m, e, " in new_match", hook="new_match") from e
 
     def new_round(self, round_seed: int, seat_map) -> None:
         """Prepare the round dealt from ``round_seed`` whose round seat s is match seat
@@ -156,7 +174,7 @@ class SeatedAgents:
             try:
                 inst.start_round(s, k, rules, seeds[s])
             except Exception as e:
-                raise SeatFault(self.names[m], s, "raised", _raised(e, " in new_round")) from e
+                raise _fault(self.names[m], s, e, " in new_round") from e
             acts[s] = inst.act
 
     def name(self, s: int) -> str | None:
@@ -180,8 +198,9 @@ class SeatedAgents:
         return self.checked(s, value)
 
     def raised(self, s: int, e: Exception) -> SeatFault:
-        """The SeatFault of the agent at round seat ``s`` raising ``e`` while deciding."""
-        return SeatFault(self.name(s), s, "raised", _raised(e))
+        """The SeatFault of the agent at round seat ``s`` raising ``e`` while deciding (or
+        stopped by the watchdog: ``stalled``)."""
+        return _fault(self.name(s), s, e)
 
     def checked(self, s: int, value) -> int:
         """``value`` returned by the agent at round seat ``s`` as an action id, else SeatFault."""

@@ -1,7 +1,9 @@
 """Tournaments: the schedule of deals and seatings (``schedule``), the configuration
 (``plan``), the column schema of the parquet parts (``schema``), what a worker plays
-(``worker``), the backends (``backends``), the run folder and resuming (``run_folder``,
-``results``), game records (``game_records``) and the run itself (``run``)."""
+(``worker``), the backends (``backends``), the run folder with its lock, verified parts and
+resuming (``run_folder``, ``results``), game records (``game_records``), the run itself
+(``run``), and its faults: the stall watchdog (``watch``, ``rederive``), processes that die
+with their parent (``lifeline``) and the command's supervisor (``supervise``)."""
 
 from kc_sim._lazy import lazy_exports
 

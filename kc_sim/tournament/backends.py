@@ -12,13 +12,15 @@ to their results in completion order, whatever the backend:
 
 A worker that dies ends the run with :class:`WorkerLost` naming the chunks not finished;
 on any error or Ctrl-C the workers are stopped at once. Ctrl-C is ignored by the workers
-(only the parent handles it), so no worker prints a traceback.
+(only the parent handles it), so no worker prints a traceback. The workers of loky and of
+a LocalCluster die with this process, however it ends (:mod:`~kc_sim.tournament.lifeline`).
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import os
 import signal
 import threading
 from concurrent.futures import FIRST_COMPLETED, CancelledError, wait
@@ -28,6 +30,7 @@ from joblib.externals.loky import get_reusable_executor
 from joblib.externals.loky.process_executor import BrokenProcessPool
 
 from kc_sim.errors import UserError
+from kc_sim.tournament.lifeline import die_with_parent
 from kc_sim.tournament.worker import run_chunk, warm
 
 
@@ -36,19 +39,32 @@ class WorkerLost(UserError):
     the chunks already written are kept and a rerun resumes."""
 
 
-def _quiet_worker() -> None:
-    """Worker initializer: Ctrl-C in a terminal reaches the whole process group; only the
-    parent handles it (it stops the workers), so a worker never prints a traceback."""
+def _worker_start(parent: int) -> None:
+    """Worker initializer: the worker dies with the parent (:mod:`~kc_sim.tournament.lifeline`);
+    Ctrl-C in a terminal reaches the whole process group, but only the parent handles it
+    (it stops the workers), so a worker never prints a traceback."""
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 _pool = []                       # the reusable pool once made (for release_workers)
 
 
+def _quiet_trackers() -> None:
+    """The resource trackers of loky and multiprocessing outlive a parent killed with
+    ``kill -9`` by a moment, and then warn on the terminal about the semaphores it left:
+    the processes started from here do not print that warning."""
+    quiet = "ignore:resource_tracker:UserWarning"
+    now = os.environ.get("PYTHONWARNINGS", "")
+    if quiet not in now.split(","):
+        os.environ["PYTHONWARNINGS"] = f"{now},{quiet}" if now else quiet
+
+
 def _loky_executor(jobs: int):
     """joblib's reusable loky process pool (workers inherit the environment, hence the
     numba cache folder); the same pool is reused by later runs of this process."""
-    ex = get_reusable_executor(max_workers=jobs, timeout=300, initializer=_quiet_worker)
+    _quiet_trackers()
+    ex = get_reusable_executor(max_workers=jobs, timeout=300, initializer=_worker_start, initargs=(os.getpid(),))
     _pool[:] = [ex]
     return ex
 
@@ -82,14 +98,33 @@ def warm_loky(jobs: int, warm_args: tuple) -> list:
         return [ex.submit(warm, *warm_args) for _ in range(jobs - 1)]
 
 
-def _lost(err: BaseException, running) -> WorkerLost:
-    chunks = ", ".join(str(t.index) for t in sorted(running, key=lambda t: t.index))
+def _lost(err: BaseException, running, watch_dir=None) -> WorkerLost:
+    """The WorkerLost of a worker that died while ``running`` (tasks) were running or queued;
+    the watch files (:mod:`~kc_sim.tournament.watch`) say which chunk a dead worker was
+    playing, and with which agents."""
+    from kc_sim.tournament.watch import dead_players  # lazy: the parent's side only
+
+    running = sorted(running, key=lambda t: t.index)
+    dead = dead_players(watch_dir) if watch_dir else []
+    if dead:
+        pids = sorted({e["pid"] for e in dead})
+        chunks = sorted({e["chunk"] for e in dead})
+        agents = sorted({a for e in dead for a in e["agents"]})
+        played = [str(c) for c in chunks if c >= 0]
+        what = ", ".join((["the warm-up"] if chunks[0] < 0 else [])
+                         + ([f"chunk{'s' if len(played) > 1 else ''} {', '.join(played)}"] if played else []))
+        return WorkerLost(f"worker{'s' if len(pids) > 1 else ''} {', '.join(map(str, pids))} died while playing "
+                          f"{what} (agents {', '.join(agents)}): an agent may have ended or crashed the process "
+                          "(os._exit, a fault in C code), or it ran out of memory; finished chunks are kept: rerun "
+                          "the same command to resume")
+    chunks = ", ".join(str(t.index) for t in running)
     return WorkerLost(f"a worker process died ({type(err).__name__}) while chunk{'s' if ',' in chunks else ''} "
                       f"{chunks} {'were' if ',' in chunks else 'was'} running or queued; finished chunks are kept: "
                       "rerun the same command to resume")
 
 
-def _windowed(submit, tasks, window: int, dead_worker=lambda: None, local=None, ready=lambda: True):
+def _windowed(submit, tasks, window: int, dead_worker=lambda: None, local=None, ready=lambda: True,
+              watch_dir=None):
     """Submit tasks keeping at most ``window`` in flight; yield results as they complete.
     With ``local`` (a function playing one task here), whenever no submitted task has
     finished the next task is played by ``local`` in this process instead of waiting, and
@@ -140,7 +175,7 @@ def _windowed(submit, tasks, window: int, dead_worker=lambda: None, local=None, 
                 yield res
     except BrokenProcessPool as e:
         unfinished = {t.index: t for t in [*pending.values(), *([task] if task is not None else [])]}
-        raise _lost(e, list(unfinished.values())) from None
+        raise _lost(e, list(unfinished.values()), watch_dir) from None
     except GeneratorExit:
         # the caller needs no more results (an early stop): let the chunks in flight finish
         # (at most the window) rather than cancel them, which races the pool's own threads
@@ -175,45 +210,63 @@ def _stop_loky(ex) -> None:
 
 
 @contextmanager
-def executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple, warming=()):
+def executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple, warming=(), check=lambda: None):
     """A function mapping tasks to an iterator of their results in completion order, played
     by ``jobs`` processes (loky: this one among them; ``warming``: the futures of
-    :func:`prestart_loky`). On any error or interrupt the workers are stopped at once: a
-    fault never waits for the chunks still running."""
+    :func:`warm_loky`). On any error or interrupt the workers are stopped at once: a
+    fault never waits for the chunks still running. While it waits for workers, ``check()``
+    is asked every second: a reason (a worker found stuck) ends the run with WorkerLost."""
+    watch_dir = warm_args[4] if len(warm_args) > 4 else None
     if backend == "sequential" or (backend == "loky" and jobs == 1):
         yield lambda tasks: map(run_chunk, tasks)
     elif backend == "loky":
         ex = _loky_executor(jobs - 1)       # this process is the jobs-th player
         try:
             yield lambda tasks: _windowed(lambda t: ex.submit(run_chunk, t), tasks, 2 * (jobs - 1),
-                                          lambda: _dead_loky_worker(ex), local=run_chunk,
-                                          ready=lambda: all(f.done() for f in warming))
+                                          lambda: check() or _dead_loky_worker(ex), local=run_chunk,
+                                          ready=lambda: all(f.done() for f in warming), watch_dir=watch_dir)
         except BaseException:
             _stop_loky(ex)
             raise
     else:
         with _dask_client(jobs, scheduler) as client:
+            if not scheduler:                # a LocalCluster's workers are ours: they die with this process
+                client.run(die_with_parent)
             client.run(warm, *warm_args)
+            yield lambda tasks: _dask_results(client, tasks, check, watch_dir)
 
-            def run(tasks):
-                # lazy: optional, ~1 s to import
-                from dask.distributed import KilledWorker, as_completed
-                from distributed.comm.core import CommClosedError
 
-                futures = client.map(run_chunk, tasks, pure=False)
-                index = {f.key: t for f, t in zip(futures, tasks)}
+def _dask_results(client, tasks, check, watch_dir):
+    """The results of ``tasks`` played on the dask cluster of ``client``, as they complete."""
+    # lazy: optional, ~1 s to import
+    from dask.distributed import KilledWorker
+    from dask.distributed import wait as dask_wait
+    from distributed.comm.core import CommClosedError
+
+    futures = client.map(run_chunk, tasks, pure=False)
+    index = {f.key: t for f, t in zip(futures, tasks)}
+    pending = set(futures)
+    try:
+        while pending:
+            done = {f for f in pending if f.done()}
+            if not done:
                 try:
-                    for fut in as_completed(futures):
-                        try:
-                            res = fut.result()
-                        except (KilledWorker, CommClosedError, CancelledError) as e:   # a worker died
-                            raise _lost(e, [index[f.key] for f in futures if not f.done()] or
-                                        [index[fut.key]]) from None
-                        fut.release()
-                        yield res
-                finally:
-                    client.cancel([f for f in futures if not f.done()])
-            yield run
+                    dask_wait(pending, timeout=_WATCH_SECONDS, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    why = check()
+                    if why is not None:
+                        raise _lost(BrokenProcessPool(why), [index[f.key] for f in pending], watch_dir) from None
+                continue
+            pending -= done
+            for fut in sorted(done, key=lambda f: index[f.key].index):
+                try:
+                    res = fut.result()
+                except (KilledWorker, CommClosedError, CancelledError) as e:   # a worker died
+                    raise _lost(e, [index[fut.key]], watch_dir) from None
+                fut.release()
+                yield res
+    finally:
+        client.cancel([f for f in futures if not f.done()])
 
 
 @contextmanager
@@ -249,9 +302,12 @@ def _dask_client(jobs: int, scheduler: str | None):
             except (OSError, TimeoutError, ValueError) as e:
                 raise UserError(f"cannot reach the dask scheduler at {scheduler}: {e}") from None
         else:
+            _quiet_trackers()
             with _sigint_ignored():      # the worker processes start with Ctrl-C ignored
+                # a worker that dies ends the run, as with loky (dask would retry its chunk elsewhere)
                 cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.CRITICAL)
+                                       dashboard_address=None, silence_logs=logging.CRITICAL,
+                                       scheduler_kwargs={"allowed_failures": 0})
             client = Client(cluster)
         try:
             yield client

@@ -11,8 +11,11 @@ Layout of a run folder (see docs/tournaments.md and docs/formats.md)::
 
 The columns of the parts are defined in :mod:`kc_sim.tournament.schema`. The parent
 writes a part under a hidden temporary name and renames it, so a part is complete or
-absent; a reader takes the parts one at a time (:func:`iter_codes`, :func:`run_tally`)
-or all of them as pandas (:func:`read_rounds`).
+absent, and records its size and sha256 in the manifest (:func:`digest`); a reader takes
+the parts one at a time (:func:`iter_codes`, :func:`run_tally`) or all of them as pandas
+(:func:`read_rounds`), and every reader gets them through :func:`parts`, which checks
+them against the manifest first (:func:`kc_sim.tournament.run_folder.verified_parts`):
+a damaged or foreign part is named in one line, never read.
 
 pyarrow and pandas are imported inside the functions that need them, so that the
 tournament can check a run folder and start its workers before paying for them.
@@ -20,6 +23,7 @@ tournament can check a run folder and start its workers before paying for them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -27,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kc_sim.errors import UserError
 from kc_sim.stats import Tally
 from kc_sim.tournament.schema import AGENT, PENALTY, TOTAL, seat_names
 
@@ -41,6 +46,7 @@ SUMMARY_FILE = "summary.parquet"
 MANIFEST_FILE = "manifest.json"
 RECORDS_FILE = "records.jsonl"
 TALLY_KEY = "kc_sim.tally"             # round part metadata: the chunk's summary statistics (JSON)
+CHUNK_KEY = "kc_sim.chunk"             # part metadata: which run and chunk wrote it (JSON)
 
 
 def part_name(chunk: int) -> str:
@@ -50,18 +56,61 @@ def part_name(chunk: int) -> str:
 # --- writing ---------------------------------------------------------------------
 
 def write_atomic(table: pa.Table, path: Path, metadata: dict | None = None) -> Path:
-    """Write a parquet file (zstd) under a hidden temporary name, then rename it into place,
-    so a part is either complete or absent. ``metadata`` (str -> str, None values left
-    out) is added to the file's key-value metadata."""
-    import pyarrow.parquet as pq  # lazy: see the module docstring
+    """Write a parquet file (zstd, with page checksums) under a hidden temporary name, then
+    rename it into place, so a part is either complete or absent. ``metadata`` (str -> str,
+    None values left out) is added to the file's key-value metadata. Its :func:`digest`
+    is computed from the bytes written (and remembered: asking for it reads nothing)."""
+    import pyarrow as pa  # lazy: see the module docstring
+    import pyarrow.parquet as pq
     path = Path(path)
     extra = {k: v for k, v in (metadata or {}).items() if v is not None}
     if extra:
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
+    buf = pa.BufferOutputStream()
+    pq.write_table(table, buf, compression="zstd", write_page_checksum=True)
+    data = buf.getvalue()
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, tmp, compression="zstd")
+    with open(tmp, "wb") as f:
+        f.write(data)
     os.replace(tmp, path)
+    _remember(path, {"size": data.size, "sha256": hashlib.sha256(data).hexdigest()})
     return path
+
+
+# --- content hashes --------------------------------------------------------------
+# The manifest records every part's size and sha256 when it is written
+# (kc_sim.tournament.run_folder verifies them). A file's digest is remembered in this
+# process by its identity (inode, size, modification time), so a part written or checked
+# once is not read again for that.
+
+_DIGESTS: dict = {}
+
+
+def _identity(st: os.stat_result) -> tuple:
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _remember(path: Path, d: dict) -> None:
+    try:
+        _DIGESTS[(str(path), _identity(path.stat()))] = d
+    except OSError:
+        pass
+
+
+def digest(path: Path) -> dict:
+    """``{"size": bytes, "sha256": hex}`` of a file (read in blocks: memory stays flat)."""
+    path = Path(path)
+    key = (str(path), _identity(path.stat()))
+    d = _DIGESTS.get(key)
+    if d is None:
+        h = hashlib.sha256()
+        size = 0
+        with open(path, "rb") as f:
+            while block := f.read(1 << 20):
+                h.update(block)
+                size += len(block)
+        d = _DIGESTS[key] = {"size": size, "sha256": h.hexdigest()}
+    return d
 
 
 def write_json_atomic(obj, path: Path) -> None:
@@ -77,16 +126,15 @@ def clean_temporaries(run_dir: Path) -> None:
         p.unlink(missing_ok=True)
 
 
-def merge_parts(part_dir: Path, out: Path) -> Path | None:
-    """Stream every part of ``part_dir`` (in chunk order) into one parquet file."""
+def merge_parts(paths, out: Path) -> Path | None:
+    """Stream the parts ``paths`` (in chunk order) into one parquet file."""
     import pyarrow.parquet as pq  # lazy: see the module docstring
-    parts = sorted(Path(part_dir).glob("part-*.parquet"))
-    if not parts:
+    if not paths:
         return None
     tmp = out.with_name(f".{out.name}.tmp")
     writer = None
     try:
-        for p in parts:
+        for p in paths:
             t = pq.read_table(p)
             if writer is None:
                 writer = pq.ParquetWriter(tmp, t.schema, compression="zstd")
@@ -101,8 +149,38 @@ def merge_parts(part_dir: Path, out: Path) -> Path | None:
 # --- reading ---------------------------------------------------------------------
 
 def parts(run_dir, which: str = ROUNDS_DIR) -> list[Path]:
-    """Part files of a run in chunk order."""
-    return sorted((Path(run_dir) / which).glob("part-*.parquet"))
+    """Part files of a run in chunk order, each checked against the manifest's size and
+    sha256 (:func:`kc_sim.tournament.run_folder.verified_parts`)."""
+    from kc_sim.tournament.run_folder import verified_parts  # (that module builds on this one)
+    return verified_parts(run_dir, which)
+
+
+def parts_on_disk(run_dir) -> list[Path]:
+    """Every part file in a folder (round and match parts), checked or not."""
+    run_dir = Path(run_dir)
+    return sorted(run_dir.glob(f"{ROUNDS_DIR}/part-*.parquet")) + sorted(run_dir.glob(f"{MATCHES_DIR}/part-*.parquet"))
+
+
+def chunk_identity(path: Path) -> dict | None:
+    """What a part says about itself (its ``kc_sim.chunk`` metadata: ``run``, ``chunk``,
+    ``rows``), or None when it says nothing or cannot be read."""
+    import pyarrow.parquet as pq  # lazy: see the module docstring
+    try:
+        meta = pq.read_schema(path).metadata or {}
+        value = json.loads(meta[CHUNK_KEY.encode()])
+    except Exception:  # noqa: BLE001 - any unreadable part says nothing
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def reads_whole(path: Path) -> bool:
+    """Does the parquet file read back whole, every page's checksum right?"""
+    import pyarrow.parquet as pq  # lazy: see the module docstring
+    try:
+        pq.read_table(path, page_checksum_verification=True)
+    except Exception:  # noqa: BLE001 - any failure to read means damaged
+        return False
+    return True
 
 
 def agent_codes(column, index: dict) -> np.ndarray:
@@ -167,7 +245,20 @@ def run_tally(run_dir, names, players: int):
 
 
 def read_manifest(run_dir) -> dict:
-    return json.loads((Path(run_dir) / MANIFEST_FILE).read_text(encoding="utf-8"))
+    """The manifest of a run folder; a file that is not a JSON object is a
+    :class:`~kc_sim.errors.UserError` saying how to get it back."""
+    path = Path(run_dir) / MANIFEST_FILE
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        manifest = json.loads(text)
+    except ValueError as e:
+        raise UserError(f"{path} is damaged (not valid JSON: {e}); rerun the command that made the run "
+                        "(the same kc-sim tournament ... --out) to rebuild it from the finished parts") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("config"), dict) \
+            or not isinstance(manifest.get("chunks"), list):
+        raise UserError(f"{path} is damaged (not a kc-sim manifest: no config or chunks); rerun the command "
+                        "that made the run (the same kc-sim tournament ... --out) to rebuild it from the finished parts")
+    return manifest
 
 
 def to_pandas(table: pa.Table) -> pd.DataFrame:
@@ -199,19 +290,19 @@ def read_rounds(run_dir, columns=None) -> pd.DataFrame:
 def read_matches(run_dir, columns=None) -> pd.DataFrame | None:
     """Every match of a run (None when the run played single rounds)."""
     import pyarrow.parquet as pq  # lazy: see the module docstring
+    from kc_sim.tournament.run_folder import verified_file  # (that module builds on this one)
     f = Path(run_dir) / MATCHES_FILE
     if f.exists():
-        return to_pandas(pq.read_table(f, columns=columns))
+        return to_pandas(pq.read_table(verified_file(run_dir, MATCHES_FILE), columns=columns))
     return _read_parts(parts(run_dir, MATCHES_DIR), columns)
 
 
 def read_summary(run_dir) -> pd.DataFrame:
     import pandas as pd  # lazy: see the module docstring
-    return pd.read_parquet(Path(run_dir) / SUMMARY_FILE)
+    from kc_sim.tournament.run_folder import verified_file  # (that module builds on this one)
+    return pd.read_parquet(verified_file(run_dir, SUMMARY_FILE))
 
 
 def write_summary(df: pd.DataFrame, run_dir) -> Path:
     import pyarrow as pa  # lazy: see the module docstring
-    path = Path(run_dir) / SUMMARY_FILE
-    write_atomic(pa.Table.from_pandas(df, preserve_index=False), path)
-    return path
+    return write_atomic(pa.Table.from_pandas(df, preserve_index=False), Path(run_dir) / SUMMARY_FILE)

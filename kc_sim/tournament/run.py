@@ -36,8 +36,10 @@ from kc_sim.tournament import results
 from kc_sim.tournament.backends import WorkerLost, executor, start_loky, warm_loky
 from kc_sim.tournament.game_records import write_tournament_records
 from kc_sim.tournament.plan import FAULTS_DIR, FORMAT, Plan, make_plan
-from kc_sim.tournament.run_folder import RunFolder, check_run_folder
+from kc_sim.tournament.rederive import stalled
+from kc_sim.tournament.run_folder import WATCH_DIR, RunFolder, check_run_folder, notice
 from kc_sim.tournament.stopping import Stopper, parse_until
+from kc_sim.tournament.watch import check_timeout, watching_run
 from kc_sim.tournament.worker import ChunkTask, warm
 
 __all__ = ["BACKENDS", "FORMAT", "Interrupted", "Run", "RunResult", "WorkerLost", "check_run_folder",
@@ -99,28 +101,35 @@ def size_workers(jobs, plan: Plan, pending) -> int:
 def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
                    jobs=None, backend=None, scheduler=None, out=None, records=0, chunk_size=None,
                    lineups=None, seating="balanced", until=None, precision=None, alpha=None, quiet=False,
-                   command=None, on_chunk=None, summary=True, started: float | None = None) -> RunResult:
+                   command=None, on_chunk=None, summary=True, started: float | None = None,
+                   wait: bool = False, decision_timeout: float | None = None) -> RunResult:
     """Plan, run (or resume) and summarise a tournament; see docs/tournaments.md.
     ``until="decided"`` stops early once every pair is decided (``precision``, ``alpha``:
     :mod:`kc_sim.tournament.stopping`); ``rounds`` or ``matches`` is then the most it plays.
     ``on_chunk(index)`` is called after each part is written (tests use it to interrupt).
     ``started`` (a ``time.perf_counter()`` reading) is when the clock of ``seconds`` and
     ``start_seconds`` starts; the command line passes the start of its process, so the
-    compiling done while importing counts as start-up, not as nothing."""
+    compiling done while importing counts as start-up, not as nothing. ``wait``: if another
+    command is using the run folder, wait for it to end (else stop, naming it).
+    ``decision_timeout``: seconds a Python agent's decision may take (default 60; chunks
+    of compiled agents get a limit from their measured rate: :mod:`kc_sim.tournament.watch`)."""
     t0 = time.perf_counter() if started is None else started
-    backend, stop_rule = _check_options(backend, scheduler, records, jobs, until, precision, alpha)
+    backend, stop_rule, decision_timeout = _check_options(backend, scheduler, records, jobs, until, precision, alpha,
+                                                          decision_timeout)
     plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
                      out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
-    with RunFolder.open(plan, command) as folder:
-        run = Run.plan_from(folder, stop_rule, jobs=jobs, backend=backend, scheduler=scheduler, t0=t0)
+    with RunFolder.open(plan, command, wait=wait) as folder, watching_run(plan.out / WATCH_DIR) as dog:
+        run = Run.plan_from(folder, stop_rule, jobs=jobs, backend=backend, scheduler=scheduler,
+                            decision_timeout=decision_timeout, dog=dog, t0=t0)
         run.warm()
         run.play(quiet=quiet, on_chunk=on_chunk)
         run.stop()
         return run.summarise(records=records, summary=summary)
 
 
-def _check_options(backend, scheduler, records, jobs, until, precision, alpha):
-    """The options that need no plan, checked before anything else: ``(backend, stop rule)``."""
+def _check_options(backend, scheduler, records, jobs, until, precision, alpha, decision_timeout):
+    """The options that need no plan, checked before anything else: ``(backend, stop rule,
+    decision timeout)``."""
     if backend is None:
         backend = "dask" if scheduler else "loky"
     if backend not in BACKENDS:
@@ -130,7 +139,7 @@ def _check_options(backend, scheduler, records, jobs, until, precision, alpha):
     if records < 0:
         raise UserError(f"bad --records {records}: expected 0 or more")
     resolve_jobs(jobs)                         # a bad --jobs is refused before anything else
-    return backend, parse_until(until, precision, alpha)
+    return backend, parse_until(until, precision, alpha), check_timeout(decision_timeout)
 
 
 class Run:
@@ -141,26 +150,30 @@ class Run:
     the stop) and :meth:`summarise` (tallies, summary, records)."""
 
     def __init__(self, folder: RunFolder, stopper: Stopper | None, pending: list, workers: int, backend: str,
-                 scheduler, t0: float):
+                 scheduler, decision_timeout: float, dog, t0: float):
         self.folder, self.plan = folder, folder.plan
         self.stopper, self.pending, self.workers = stopper, pending, workers
-        self.backend, self.scheduler = backend, scheduler
+        self.backend, self.scheduler, self.decision_timeout = backend, scheduler, decision_timeout
+        self.dog = dog                    # this process's watchdog, watching the run (kc_sim.tournament.watch)
         self.t0 = self.t_play = self.t_end = t0
         self.resumed = folder.n_done()
         self.played: list[int] = []
         self.dropped = 0
         plan = self.plan
         faults = str((plan.out / FAULTS_DIR).resolve())
+        self.watch_dir = str((plan.out / WATCH_DIR).resolve())
         names = tuple(plan.load_names[i] for i in plan.schedule.lineups[0])
         self.loop_names = tuple(plan.load_names)
-        self.warm_args = (names, plan.rules.spec(), plan.mode, faults, self.loop_names)
+        self.warm_args = (names, plan.rules.spec(), plan.mode, faults, self.watch_dir, decision_timeout,
+                          self.loop_names)
         self.pool = backend == "loky" and workers > 1 and bool(pending)
         self.warming: list = []
         self.loop = " and ".join(sorted({runner.loop_name([plan.specs[i] for i in lineup], loop_agents=plan.specs)
                                          for lineup in plan.schedule.lineups}))
 
     @classmethod
-    def plan_from(cls, folder: RunFolder, stop_rule, *, jobs, backend: str, scheduler, t0: float) -> Run:
+    def plan_from(cls, folder: RunFolder, stop_rule, *, jobs, backend: str, scheduler, decision_timeout: float,
+                  dog, t0: float) -> Run:
         """Step 1: the chunks left to play (a resumed run with ``--until`` first replays the
         rule over its stored chunks) and the number of processes that play them."""
         plan = folder.plan
@@ -169,7 +182,8 @@ class Run:
             stopper.advance(folder.done)           # a resumed run replays the rule over its stored chunks
         skip = set(stopper.beyond()) if stopper is not None and stopper.stopped_at is not None else set()
         pending = [c for c in folder.chunks if not folder.done(c.index) and c.index not in skip]
-        return cls(folder, stopper, pending, size_workers(jobs, plan, pending), backend, scheduler, t0)
+        return cls(folder, stopper, pending, size_workers(jobs, plan, pending), backend, scheduler, decision_timeout,
+                   dog, t0)
 
     def warm(self) -> None:
         """Step 2: start the workers (they import the play layer meanwhile), compile or load
@@ -186,30 +200,23 @@ class Run:
         return [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
                           c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode,
                           self.warm_args[3], tuple(sched.lineups[c.lineup]), len(plan.labels), sched.seatings,
-                          self.loop_names)
+                          watch_dir=self.watch_dir, decision_timeout=self.decision_timeout,
+                          loop_names=self.loop_names)
                 for c in self.pending]
 
     def play(self, *, quiet: bool, on_chunk=None) -> None:
         """Step 3: play the pending chunks, storing each as its result arrives (and, with
-        ``--until``, stopping once the rule says so). Ctrl-C saves the manifest and raises
+        ``--until``, stopping once the rule says so), the watchdog watching every playing
+        process (:mod:`kc_sim.tournament.watch`). Ctrl-C saves the manifest and raises
         :class:`Interrupted` saying how many chunks are done."""
-        folder, sched, stopper = self.folder, self.plan.schedule, self.stopper
+        folder = self.folder
         tasks = self.tasks()
         bar = _progress(self.plan, folder.manifest, quiet)
         self.t_play = time.perf_counter()
+        self.dog.note = bar.write
         try:
             if tasks:
-                with executor(self.backend, self.workers, self.scheduler, self.warm_args, self.warming) as run:
-                    self.t_play = time.perf_counter()
-                    for res in run(tasks):
-                        folder.store(res["index"], res)
-                        bar.update(sched.units_of(folder.chunks[res["index"]]))
-                        if on_chunk is not None:
-                            on_chunk(res["index"])
-                        if stopper is not None:
-                            stopper.chunk_done(res["index"], res)
-                            if stopper.advance(folder.done):
-                                break
+                self._play(tasks, bar, on_chunk)
         except KeyboardInterrupt:
             bar.close()
             # a chunk marks itself done only once its parts are in place; Ctrl-C may have come
@@ -219,8 +226,36 @@ class Run:
                               f"{self.plan.out}; rerun the same command to finish") from None
         finally:
             bar.close()
+            self.dog.note = notice
         self.t_end = time.perf_counter() if tasks else self.t_play
         self.played = [t.index for t in tasks if folder.done(t.index)]
+
+    def _play(self, tasks, bar, on_chunk) -> None:
+        """Send the tasks to the backend and store the results; a worker the watchdog found
+        stuck (and killed) ends the run with its stalled round (:func:`stalled`)."""
+        dog = self.dog
+        try:
+            with executor(self.backend, self.workers, self.scheduler, self.warm_args, self.warming,
+                          check=dog.check) as run:
+                self.t_play = time.perf_counter()
+                for res in run(tasks):
+                    self._stored(res, bar, on_chunk)
+                    if self.stopper is not None and self.stopper.advance(self.folder.done):
+                        break
+        except WorkerLost:
+            if dog.verdict is not None:
+                raise stalled(*dog.verdict) from None
+            raise
+
+    def _stored(self, res: dict, bar, on_chunk) -> None:
+        """A chunk's result arrived: store it, count it, tell the stopping rule."""
+        index = res["index"]
+        self.folder.store(index, res)
+        bar.update(self.plan.schedule.units_of(self.folder.chunks[index]))
+        if on_chunk is not None:
+            on_chunk(index)
+        if self.stopper is not None:
+            self.stopper.chunk_done(index, res)
 
     def stop(self) -> None:
         """Step 4 (with ``--until``): once the rule has stopped the run, remove the parts of
@@ -241,14 +276,14 @@ class Run:
         files = {"rounds": out / results.ROUNDS_DIR, "manifest": out / results.MANIFEST_FILE}
         tally, n_rounds = results.run_tally(out, plan.labels, plan.schedule.players)
         if plan.mode == "matches":
-            files["matches"] = results.merge_parts(out / results.MATCHES_DIR, out / results.MATCHES_FILE)
+            files["matches"] = results.merge_parts(folder.parts(results.MATCHES_DIR), out / results.MATCHES_FILE)
         table = None
         if summary:
             table = tally.summary(plan.labels)
             files["summary"] = results.write_summary(table, out)
         if records:
             files["records"] = write_tournament_records(plan, records)
-        folder.finished(n_rounds)
+        folder.finished(n_rounds, [files.get("matches"), files.get("summary")])
         sched = plan.schedule
         units = sum(sched.units_of(c) for c in folder.chunks if folder.done(c.index))
         return RunResult(out, plan, table, units, n_rounds, played_chunks=len(self.played),
@@ -266,10 +301,19 @@ class _NoBar:
     def close(self):
         pass
 
+    @staticmethod
+    def write(message: str) -> None:
+        notice(message)
+
 
 def _progress(plan: Plan, manifest: dict, quiet: bool):
     if quiet or not sys.stderr.isatty():
         return _NoBar()
     from tqdm import tqdm  # lazy: only with a terminal; workers import this package
-    return tqdm(total=plan.schedule.units, initial=manifest["units_done"], unit=f" {plan.unit}s",
-                unit_scale=True, file=sys.stderr, smoothing=0.1, dynamic_ncols=True, leave=False)
+
+    class Bar(tqdm):
+        def write(self, message: str) -> None:             # a line above the bar
+            tqdm.write(f"kc-sim: {message}", file=sys.stderr)
+
+    return Bar(total=plan.schedule.units, initial=manifest["units_done"], unit=f" {plan.unit}s",
+               unit_scale=True, file=sys.stderr, smoothing=0.1, dynamic_ncols=True, leave=False)

@@ -24,6 +24,7 @@ from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play import runner
 from kc_sim.play.registry import load_agent
 from kc_sim.stats import Tally
+from kc_sim.tournament import watch
 from kc_sim.tournament.schedule import group_seeds, rotations, seat_lineup
 from kc_sim.tournament.schema import compact_matches, compact_rounds, seat_agents
 
@@ -45,6 +46,9 @@ class ChunkTask:
     agents: tuple[int, ...] = ()  # agent indices by line-up position, for the chunk's tally
     n_agents: int = 0
     seatings: tuple[tuple[int, ...], ...] = ()  # the schedule's seatings (empty: the rotations)
+    watch_dir: str | None = None  # where this process's watch file goes (kc_sim.tournament.watch)
+    decision_timeout: float | None = None  # seconds a decision may take (None: the default)
+    engine: str = "auto"        # the runner's engine ("python" to replay a chunk decision by decision)
     loop_names: tuple[str, ...] = ()  # every agent of the run: the compiled loop is the one for all of them
 
     def seating_list(self) -> tuple[tuple[int, ...], ...]:
@@ -58,16 +62,19 @@ def _agent(name: str):
 
 def run_chunk(task: ChunkTask) -> dict:
     """Play one chunk; returns ``{"index", "rounds", "matches", "tally", "seconds"}`` where
-    ``rounds``/``matches`` are dicts of compact numpy columns (see :mod:`kc_sim.tournament.schema`)."""
+    ``rounds``/``matches`` are dicts of compact numpy columns (see :mod:`kc_sim.tournament.schema`).
+    The process's watchdog watches it (:mod:`kc_sim.tournament.watch`)."""
     t0 = time.perf_counter()
     rules = parse_rules(task.rules)
     agents = [_agent(n) for n in task.names]
     loop_agents = [_agent(n) for n in task.loop_names] or None
     seeds = group_seeds(task.seed, task.start, task.stop)
-    if task.mode == "rounds":
-        rounds, matches = _round_chunk(task, agents, seeds, rules, loop_agents), None
-    else:
-        rounds, matches = _match_chunk(task, agents, seeds, rules, loop_agents)
+    units = len(seeds) * len(task.seating_list())
+    with watch.playing(task, all(a.compiled for a in agents) and task.engine != "python", units):
+        if task.mode == "rounds":
+            rounds, matches = _round_chunk(task, agents, seeds, rules, loop_agents), None
+        else:
+            rounds, matches = _match_chunk(task, agents, seeds, rules, loop_agents)
     return {"index": task.index, "rounds": rounds, "matches": matches, "tally": chunk_tally(task, rounds, matches),
             "seconds": time.perf_counter() - t0}
 
@@ -96,7 +103,7 @@ def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=Non
     for q, seating in enumerate(seatings):
         seated = seat_lineup(agents, seating)
         rows[q] = runner.play_rounds(list(seated), seeds, rules, fault_dir=task.fault_dir,
-                                     loop_agents=loop_agents)  # raises AgentFault
+                                     engine=task.engine, loop_agents=loop_agents)        # raises AgentFault
     rows = rows.transpose(1, 0, 2).reshape(G * S, loop.ROUND_COLS)
     group = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), S)
     seating = np.tile(np.arange(S, dtype=np.int16), G)
@@ -112,7 +119,7 @@ def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=Non
     for q, seating in enumerate(seatings):
         seated = seat_lineup(agents, seating)
         rr, match_rows[q] = runner.play_matches(list(seated), seeds, rules, match_base=0, fault_dir=task.fault_dir,
-                                                loop_agents=loop_agents)        # raises AgentFault
+                                                engine=task.engine, loop_agents=loop_agents)  # raises AgentFault
         round_parts.append(rr)
         seat_parts.append(np.full(len(rr), q, dtype=np.int64))
     rows = np.concatenate(round_parts)
@@ -129,10 +136,12 @@ def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=Non
     return rounds, matches
 
 
-def warm(names, rules: str, mode: str, fault_dir: str | None = None, loop_names=()) -> float:
+def warm(names, rules: str, mode: str, fault_dir: str | None = None, watch_dir: str | None = None,
+         decision_timeout: float | None = None, loop_names=()) -> float:
     """Compile (or load from the numba cache) everything a chunk needs by playing one tiny
-    chunk; returns the seconds it took. Run in the parent before workers start, and on
-    every dask worker."""
+    chunk (index -1, watched like any other); returns the seconds it took. Run in the parent
+    before workers start, and on every dask worker."""
     t0 = time.perf_counter()
-    run_chunk(ChunkTask(-1, 0, tuple(names), 0, 1, 1, 0, rules, mode, fault_dir, loop_names=tuple(loop_names)))
+    run_chunk(ChunkTask(-1, 0, tuple(names), 0, 1, 1, 0, rules, mode, fault_dir, watch_dir=watch_dir,
+                        decision_timeout=decision_timeout, loop_names=tuple(loop_names)))
     return time.perf_counter() - t0

@@ -3,7 +3,6 @@ when their hooks run, matches, game records, faults, and the agents benchmark.""
 
 from __future__ import annotations
 
-import json
 import pickle
 
 import numpy as np
@@ -32,6 +31,7 @@ from kc_sim.play.runner import (
     record_round,
     record_row,
 )
+from tests.helpers.records import replay_fault_record
 
 GREEDY, RANDOM, KING, MERGER = (load_agent(n) for n in ("greedy", "random", "king-first", "merger"))
 TWIN = AgentSpec("greedy", "Python twin", factory=PythonGreedy)
@@ -285,21 +285,8 @@ def _check_fault(e: AgentFault, *, agent, kind_words, tmp_dir):
     assert f"turn {e.turn}" in msg and kind_words in msg
     assert e.path is not None and e.path.is_file() and str(e.path) in msg
     assert e.path.resolve().parent == tmp_dir.resolve()
-    rec = json.loads(e.path.read_text().splitlines()[0])
-    assert rec["fault"]["agent"] == agent and rec["fault"]["turn"] == e.turn == len(rec["turns"]) - 1
-    assert rec["result"]["end"] == "unfinished"
-    # the record replays up to the fault, which happens in its last turn
-    rules = parse_rules(",".join(f"{k}={str(v).lower()}" for k, v in rec["rules"].items()))
-    g = Game.from_position(rec["hands"], [rec["table"].get(p, []) for p in ("N", "E", "S", "W", "NE", "SE", "SW",
-                                                                           "NW")],
-                           rec["stock"], rec["dealer"], rules)
-    for t, turn in enumerate(rec["turns"]):
-        assert g.seat == turn["seat"]
-        for text in turn["actions"]:
-            g.play(text)
-        if t < len(rec["turns"]) - 1:
-            g.play("stop")
-    assert not g.over and g.seat == rec["fault"]["seat"]
+    rec, g = replay_fault_record(e.path)
+    assert rec["fault"]["agent"] == agent and rec["fault"]["turn"] == e.turn
     return rec, g
 
 

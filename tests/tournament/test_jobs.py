@@ -64,7 +64,8 @@ def test_a_cold_cache_plays_the_same_and_leaves_only_numbas_files(tmp_path):
     r = subprocess.run([sys.executable, "-m", "kc_sim.cli", "tournament", "--agents", "greedy,random",
                         "--rounds", "2000", "--out", str(cold)], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert "specialised loop" in r.stdout.strip().splitlines()[-1]
+    final, = [line for line in r.stdout.splitlines() if "; results in " in line]      # cli.tournament.final_line
+    assert "play " in final and "specialised loop" in final
     folder, = (tmp_path / "cache").glob("kc-sim-*")
     kinds = {f.suffix for f in folder.rglob("*") if f.is_file()}
     assert kinds and kinds <= {".nbi", ".nbc"}, kinds

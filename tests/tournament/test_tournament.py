@@ -194,11 +194,15 @@ def test_tallies_from_the_workers_equal_a_tally_of_the_rows(mode, tmp_path):
     for got in (res.tally, R.run_tally(out, names, 2)[0]):
         for f in Tally._FIELDS:
             assert np.array_equal(getattr(got, f), getattr(direct, f)), f
-    # strip the stored tallies from two parts: the fallback tallies their rows
-    for p in R.parts(out)[:2]:
+    # strip the stored tallies from two parts, as an older kc-sim wrote them (and their hashes
+    # from the manifest, which it did not record either): the fallback tallies their rows
+    manifest = R.read_manifest(out)
+    for p, entry in zip(R.parts(out)[:2], manifest["chunks"]):
         t = pq.read_table(p)
         assert R.TALLY_KEY.encode() in t.schema.metadata
         pq.write_table(t.replace_schema_metadata({}), p)
+        del entry["parts"]
+    R.write_json_atomic(manifest, out / R.MANIFEST_FILE)
     mixed, n = R.run_tally(out, names, 2)
     assert n == res.rounds
     for f in Tally._FIELDS:

@@ -1,0 +1,101 @@
+"""Seeing a Python agent's decision take too long, and stopping it, at no cost per decision.
+
+The Python loop (:class:`kc_sim.play.python_loop.PythonLoop`) is watched from another
+thread, a few times a second (:func:`pending_decision`): the frame of ``PythonLoop.play``
+the playing thread is in, and that loop's round state - turns, actions, the event log's
+length - which changes at every decision. Nothing is added to the loop itself: no counter,
+no clock, no system call per decision.
+
+A decision that has left the state unchanged past its limit is stopped by raising
+:class:`AgentStalled` in the playing thread (:func:`stop_decision`, CPython's
+``PyThreadState_SetAsyncExc``). It comes out of the agent's ``act`` as if the agent had
+raised it, so the seat driver turns it into a ``stalled`` :class:`~kc_sim.play.seat.SeatFault`
+and the runner into an :class:`~kc_sim.play.faults.AgentFault` with the round's game
+record saved - the path of any agent that raises. An exception is raised only where Python
+code runs: a decision stuck in compiled or C code (a numba loop, a call that never returns)
+keeps the state unchanged after it; the caller sees that and has the process killed from
+outside (see :mod:`kc_sim.tournament.watch`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from dataclasses import dataclass
+
+from kc_sim.core import layout
+from kc_sim.errors import UserError
+
+__all__ = ["AgentStalled", "Pending", "pending_decision", "stop_decision"]
+
+
+class AgentStalled(UserError):
+    """Raised in the playing thread when a decision passed its time limit. Raised as a
+    class made for the occasion (the interpreter raises a class, with no arguments), whose
+    attributes say who stalled and for how long; it pickles as a plain UserError."""
+
+    agent: str | None = None
+    seat: int = -1
+    seed: int | None = None
+    limit: float = 0.0
+    elapsed: float = 0.0
+
+    def __init__(self, *args):
+        super().__init__(*(args or (self.describe(),)))
+
+    @classmethod
+    def what(cls) -> str:
+        """``did not decide within 60 s (stopped after 60.2 s)``"""
+        return f"did not decide within {cls.limit:g} s (stopped after {cls.elapsed:.1f} s; --decision-timeout)"
+
+    @classmethod
+    def describe(cls) -> str:
+        return f"agent {cls.agent!r} (seat {cls.seat}) {cls.what()} at seed {cls.seed}"
+
+    def __reduce__(self):
+        return UserError, (str(self),)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A decision the playing thread is in: ``key`` changes at every decision."""
+
+    key: tuple
+    agent: str | None
+    seat: int
+    seed: int | None
+
+
+_PLAY: list = []            # PythonLoop.play's code object, on first use
+
+
+def pending_decision(thread_id: int) -> Pending | None:
+    """The decision thread ``thread_id`` is in, if it is inside ``PythonLoop.play`` (else
+    None: between rounds, in the compiled loop, not playing)."""
+    if not _PLAY:
+        from kc_sim.play.python_loop import PythonLoop  # lazy: that module imports the seat driver, which imports this
+        _PLAY.append(PythonLoop.play.__code__)
+    frame = sys._current_frames().get(thread_id)
+    while frame is not None and frame.f_code is not _PLAY[0]:
+        frame = frame.f_back
+    if frame is None:
+        return None
+    local = frame.f_locals
+    loop, seed = local.get("self"), local.get("seed")
+    try:
+        st, log, agents = loop.st, loop.log, loop.agents
+        seat = int(st[layout.SEAT])
+        key = (id(loop), seed, int(st[layout.TURNS]), int(st[layout.ACTIONS]), int(st[layout.DONE]), int(log[0]))
+        agent = agents.name(seat) if seat < len(agents.seat_map) else None
+    except (AttributeError, IndexError, TypeError):     # the frame is just starting or ending
+        return None
+    return Pending(key, agent, seat, seed)
+
+
+def stop_decision(thread_id: int, pending: Pending, limit: float, elapsed: float) -> bool:
+    """Raise :class:`AgentStalled` in thread ``thread_id`` (at its next Python
+    instruction); False if there is no such thread."""
+    stalled = type("AgentStalled", (AgentStalled,), {"agent": pending.agent, "seat": pending.seat,
+                                                     "seed": pending.seed, "limit": limit, "elapsed": elapsed})
+    n = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(stalled))
+    return n == 1

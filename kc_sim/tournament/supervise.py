@@ -1,0 +1,200 @@
+"""The command's supervisor: a run ends in one line and exit 2 even when its own process
+cannot say so.
+
+A process stuck in compiled code (a compiled policy that never returns) runs no Python,
+not even a watchdog thread, and one that an agent ends with ``os._exit`` or crashes says
+nothing. So ``kc-sim tournament`` and ``kc-sim bench-agent`` fork at their start
+(:func:`supervise`): the child runs the command; this process - the one the shell waits
+for - waits for it and:
+
+* reads the child's watch file (:mod:`kc_sim.tournament.watch`; the child says where it
+  is on a pipe) and, when it counts as stuck (:func:`~kc_sim.tournament.watch.stuck_reason`),
+  kills it, replays its chunk to find the stalled round and save its record
+  (:func:`~kc_sim.tournament.rederive.stalled`), prints that in one line and exits 2;
+* when the child ends without having said goodbye (an ``atexit`` line on the pipe: it
+  was killed, or ``os._exit`` was called in it), says in one line what it was doing and
+  exits 2; otherwise exits with the child's own code;
+* on SIGTERM or SIGHUP passes SIGTERM on to the child, which stops as on Ctrl-C (its
+  workers stopped, what is kept said), or is killed if it has not ended within a few
+  seconds (stuck in compiled code); Ctrl-C is left to the child, which gets it too.
+
+The child dies with this process (:mod:`~kc_sim.tournament.lifeline`), and the workers
+with the child, so ``kill -9`` of the command leaves no process behind. The supervisor
+only runs where the command is the process's own (the ``kc-sim`` script or
+``python -m kc_sim.cli``) and no thread has started yet; ``KC_SIM_SUPERVISE=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+__all__ = ["supervise"]
+
+_POLL = 0.2                # seconds between looks at the child
+_TERM_GRACE = 5.0          # after SIGTERM, this long before SIGKILL
+
+
+def _is_the_command() -> bool:
+    """Is this process the ``kc-sim`` command itself (not a test or a notebook calling it)?"""
+    main = sys.argv[0] if sys.argv else ""
+    return Path(main).name == "kc-sim" or main.replace("\\", "/").endswith("kc_sim/cli/__main__.py")
+
+
+def supervise() -> None:
+    """Fork: return in the child, which runs the command; in this process wait for it and
+    exit (never returns). Does nothing where it cannot or should not (see the module doc)."""
+    if (os.environ.get("KC_SIM_SUPERVISE", "1") == "0" or not hasattr(os, "fork") or not _is_the_command()
+            or threading.active_count() > 1):
+        return
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    r, w = os.pipe()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:                                   # the child: runs the command
+        os.close(r)
+        from kc_sim.tournament import watch
+        from kc_sim.tournament.lifeline import die_with_parent
+        die_with_parent(parent)
+        watch._SUPERVISOR.append(w)
+        atexit.register(_goodbye, w)
+        for sig in (signal.SIGTERM, signal.SIGHUP):   # passed on by the supervisor: stop as on Ctrl-C
+            signal.signal(sig, _interrupt)
+        return
+    os.close(w)
+    code = 2
+    try:
+        code = _Supervisor(pid, r).wait()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except OSError:
+                pass
+        os._exit(code)
+
+
+def _interrupt(sig, frame) -> None:
+    raise KeyboardInterrupt(f"stopped by {signal.Signals(sig).name}")
+
+
+def _goodbye(w: int) -> None:
+    try:
+        os.write(w, b"exit\n")
+    except OSError:
+        pass
+
+
+def _say(message: str) -> None:
+    try:
+        print(f"kc-sim: {message}", file=sys.stderr, flush=True)
+    except OSError:                                # the terminal is gone (SIGHUP)
+        pass
+
+
+class _Supervisor:
+    def __init__(self, pid: int, pipe: int):
+        self.pid, self.pipe = pid, pipe
+        self.buf = b""
+        self.said_exit = False
+        self.watch_file: Path | None = None
+        self.ended_by: int | None = None           # the signal this process got and passed on
+        os.set_blocking(pipe, False)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)       # Ctrl-C reaches the child too: it stops cleanly
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, self._pass_on)
+
+    def _pass_on(self, sig, frame) -> None:
+        self.ended_by = sig
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except OSError:
+            pass
+
+    def _read(self) -> None:
+        try:
+            while chunk := os.read(self.pipe, 4096):
+                self.buf += chunk
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError:
+            return
+        *lines, self.buf = self.buf.split(b"\n")
+        for line in lines:
+            text = line.decode("utf-8", "replace")
+            if text == "exit":
+                self.said_exit = True
+            elif text.startswith("watch "):
+                self.watch_file = Path(text[6:])
+
+    def _entry(self) -> tuple[dict, float] | None:
+        from kc_sim.tournament.watch import read_watch
+        return read_watch(self.watch_file) if self.watch_file is not None else None
+
+    def wait(self) -> int:
+        """Wait for the child; its exit code, or 2 with one line when it could not say why it stopped."""
+        from kc_sim.tournament.watch import stuck_reason
+
+        term_at = None
+        while True:
+            try:
+                done, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                done, status = self.pid, 0
+            if done:
+                break
+            self._read()
+            if self.ended_by is not None:
+                term_at = term_at or time.monotonic()
+                if time.monotonic() - term_at > _TERM_GRACE:
+                    os.kill(self.pid, signal.SIGKILL)
+            else:
+                got = self._entry()
+                why = stuck_reason(*got) if got is not None else None
+                if why is not None:
+                    return self._stuck(got[0], why)
+            time.sleep(_POLL)
+        self._read()
+        return self._ended(status)
+
+    def _stuck(self, entry: dict, why: str) -> int:
+        """The child is stuck: kill it (its workers die with it), find the round, say it."""
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        os.waitpid(self.pid, 0)
+        try:
+            from kc_sim.tournament.rederive import stalled  # lazy: only now does this process need the game
+            _say(f"error: {stalled(entry, why)}")
+        except Exception as e:  # noqa: BLE001 - whatever failed, the stop is said in one line
+            _say(f"error: the run's process {self.pid} was stopped: {why}; its round could not be replayed "
+                 f"({type(e).__name__}: {e}); finished chunks are kept: rerun the same command to resume")
+        return 2
+
+    def _ended(self, status: int) -> int:
+        code = os.waitstatus_to_exitcode(status)
+        if self.ended_by is not None:                  # (the child said what it kept, unless it was killed)
+            if not self.said_exit:
+                _say(f"stopped by {signal.Signals(self.ended_by).name}: finished chunks are kept: rerun the same "
+                     "command to resume")
+            return 128 + self.ended_by
+        if self.said_exit:
+            return code
+        got = self._entry()
+        doing = ""
+        if got is not None and got[0].get("state") in ("playing", "stuck"):
+            e = got[0]
+            what = "warming up" if int(e.get("chunk", 0)) < 0 else f"playing chunk {e.get('chunk')} with"
+            doing = f" while {what} the agents {', '.join(map(str, e.get('agents', [])))}"
+        how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"ended with exit code {code}"
+        _say(f"error: the run's process {self.pid} {how}{doing}, without a word: an agent may have ended the "
+             "interpreter (os._exit) or crashed it, or the process was killed; finished chunks are kept: rerun "
+             "the same command to resume")
+        return 2
