@@ -32,7 +32,7 @@ import numpy as np
 from kc_sim.bench.agents import bench_agents, strong_agents_2p
 from kc_sim.bench.scale import run_scale
 from kc_sim.bench.spread import with_spread
-from kc_sim.bench.tournament import bench_tournament, cold_command_seconds
+from kc_sim.bench.tournament import bench_tournament, cold_command_seconds, first_vs_tenth
 from kc_sim.core import inline_greedy, loop
 from kc_sim.core import layout as L
 from kc_sim.core.policy import random_policy
@@ -179,6 +179,8 @@ def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, a
             figures["loop_specialised_cold_compile_s"] = round(specialised_cold_compile_seconds(empty), 2)
         with tempfile.TemporaryDirectory() as empty:
             figures["cold_command_s"] = round(cold_command_seconds(empty), 2)
+        with tempfile.TemporaryDirectory() as empty:
+            figures.update(first_vs_tenth(empty))
     if agents:
         for row in bench_agents():
             key = f"agent_{row['agent']}_rounds_per_s"

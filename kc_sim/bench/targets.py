@@ -31,6 +31,7 @@ TARGETS = (
     Target("command_jobs2_vs_jobs1", True, 1.7, "the same 1M rounds, --jobs 2 vs --jobs 1 (whole commands)"),
     Target("import_tournament_s", False, 0.5, "import of the tournament package (s)"),
     Target("cold_command_s", False, 10.0, "first kc-sim tournament --agents greedy,merger, empty cache (s)"),
+    Target("first_vs_tenth_play_rate", True, 0.90, "1M rounds from an empty cache: the first run's play rate vs the tenth's"),
     Target("agent_planner_2p_rounds_per_s", True, 15_000, "planner, 2-player self-play, rounds/s per core"),
     Target("agent_sampler_2p_rounds_per_s", True, 1_500, "sampler, 2-player self-play, rounds/s per core"),
     Target("agent_python-first-legal_rounds_per_s", True, 30_000,

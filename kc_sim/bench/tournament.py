@@ -6,7 +6,9 @@ command and every worker pays first).
 * ``command_1m_rounds_s``: ``kc-sim tournament --agents greedy,merger --rounds 1000000``
   with the default options and a warm compile cache (after one untimed run that fills it);
 * ``command_jobs1_s``, ``command_jobs2_s``: the same with ``--jobs 1`` and ``--jobs 2``,
-  and their ratio ``command_jobs2_vs_jobs1``, start-up and all.
+  and their ratio ``command_jobs2_vs_jobs1``, start-up and all;
+* with ``--cold``, :func:`first_vs_tenth`: the 1M-round command ten times from an empty
+  compile cache, the first run's play rate over the tenth's (no history may change the speed).
 
 The three commands take turns, ``COMMAND_REPEATS`` times; each figure is the median of its
 runs with their min and max (:mod:`kc_sim.bench.spread`), and the ratio is taken between
@@ -16,6 +18,7 @@ the two runs of each turn.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -81,3 +84,34 @@ def cold_command_seconds(cache_dir: str, agents=None, out: Path | None = None) -
     with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
         return command_seconds(["tournament", "--agents", ",".join(agents or default_agents())],
                                out or Path(tmp) / "cold", env=env)
+
+
+_PLAY_RATE = re.compile(r"play [0-9.]+ s at ([0-9,]+) rounds/s, ([a-zA-Z ]+ loop)")
+
+
+def first_vs_tenth(cache_dir: str, rounds: int = 1_000_000, runs: int = 10, agents=None) -> dict:
+    """The same ``kc-sim tournament --agents greedy,merger --rounds 1000000`` run ``runs`` times
+    from an empty compile cache ``cache_dir``: the first run's whole seconds (its compile
+    included), and the first run's play rate over the last run's (``first_vs_tenth_play_rate``:
+    1 when nothing but the compile depends on history), the second run's whole seconds over
+    the last's, and the loop each played in (the same in every run)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    cmd = [sys.executable, "-m", "kc_sim.cli", "tournament", "--agents", ",".join(agents or default_agents()),
+           "--rounds", str(rounds), "--quiet"]
+    seconds, rates, loops = [], [], set()
+    with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
+        for i in range(runs):
+            out = Path(tmp) / f"run{i}"
+            t = time.perf_counter()
+            r = subprocess.run([*cmd, "--out", str(out)], check=True, capture_output=True, text=True, env=env)
+            seconds.append(time.perf_counter() - t)
+            shutil.rmtree(out, ignore_errors=True)
+            m = _PLAY_RATE.search(r.stdout)
+            if m is None:                           # pragma: no cover - the final line changed
+                raise AssertionError(f"no play rate in the final line: {r.stdout!r}")
+            rates.append(float(m.group(1).replace(",", "")))
+            loops.add(m.group(2))
+    return {"cold_first_1m_command_s": round(seconds[0], 2), "cold_tenth_1m_command_s": round(seconds[-1], 2),
+            "first_vs_tenth_play_rate": round(rates[0] / rates[-1], 3),
+            "second_vs_tenth_command": round(seconds[1] / seconds[-1], 3),
+            "first_to_tenth_loops": " and ".join(sorted(loops))}

@@ -108,7 +108,8 @@ def bench(
     rounds: Annotated[int, typer.Option(help="rounds for the compiled core")] = 400_000,
     seconds: Annotated[float, typer.Option(help="time given to the reference engine")] = 3.0,
     cold: Annotated[bool, typer.Option(
-        help="also time a cold compile and the default tournament command from an empty numba cache (~40 s)")] = False,
+        help="also time a cold compile, the default tournament command from an empty numba cache, and the 1M-round "
+        "command ten times from an empty cache: the first run's play rate vs the tenth's (~1.5 min)")] = False,
     agents: Annotated[bool, typer.Option(
         help="also time every built-in agent in self-play, and planner and sampler at 2 players")] = False,
     tournament: Annotated[bool, typer.Option(

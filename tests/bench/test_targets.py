@@ -22,7 +22,7 @@ def test_every_target_names_a_figure_the_bench_measures():
 
     keys = {t.key for t in targets.TARGETS}
     measured = {"specialised_vs_inline", "command_1m_rounds_s", "command_jobs2_vs_jobs1", "import_tournament_s",
-                "cold_command_s", "agent_python-first-legal_rounds_per_s", "vector_env_steps_per_s", "vector_vs_aec"}
+                "cold_command_s", "first_vs_tenth_play_rate", "agent_python-first-legal_rounds_per_s", "vector_env_steps_per_s", "vector_vs_aec"}
     measured |= {f"agent_{name}_2p_rounds_per_s" for name in agents.STRONG_2P}
     assert keys == measured
 
