@@ -13,16 +13,9 @@ from kc_sim.core import layout, loop, policy
 from kc_sim.game.rules import parse_rules
 from kc_sim.play import runner
 from kc_sim.play.registry import load_agents
+from tests.helpers.compile_events import LISTENER
 
-_NO_COMPILE_ON_IMPORT = r"""
-import json
-from numba.core import event
-compiled = []
-class Listener(event.Listener):
-    def on_start(self, ev):
-        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-    def on_end(self, ev):
-        pass
+_NO_COMPILE_ON_IMPORT = LISTENER + r"""
 event.register("numba:compile", Listener())
 import kc_sim.core.loop as loop
 import kc_sim.core.policy as policy

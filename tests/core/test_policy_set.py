@@ -29,6 +29,7 @@ from kc_sim.game.rules import parse_rules
 from kc_sim.play import registry, runner
 from kc_sim.play.agent import AgentSpec
 from kc_sim.play.registry import load_agent
+from tests.helpers.compile_events import LISTENER
 
 GREEDY, RANDOM, KING, MERGER = (load_agent(n) for n in ("greedy", "random", "king-first", "merger"))
 RULES = ("classic", "draw_first", "draw=if_stuck,scoring=face,must_play_kings=true",
@@ -131,15 +132,8 @@ def test_one_loop_per_set_of_policies():
     assert ps.numba_type == PolicySetType(ps.entries) and hash(ps.numba_type) == hash(PolicySetType(ps.entries))
 
 
-_SECOND_PROCESS = r"""
-import json, numpy as np
-from numba.core import event
-compiled = []
-class Listener(event.Listener):
-    def on_start(self, ev):
-        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-    def on_end(self, ev):
-        pass
+_SECOND_PROCESS = LISTENER + r"""
+import numpy as np
 from kc_sim.play import runner
 rows = runner.play_rounds(["greedy", "merger"], np.arange(50), "classic")
 event.register("numba:compile", Listener())
