@@ -71,3 +71,19 @@ def test_a_cold_cache_plays_the_same_and_leaves_only_numbas_files(tmp_path):
     assert kinds and kinds <= {".nbi", ".nbc"}, kinds
     warm = run_tournament(["greedy", "random"], rounds=2_000, out=tmp_path / "warm", quiet=True)
     pd.testing.assert_frame_equal(pd.read_parquet(cold / "summary.parquet"), pd.read_parquet(warm.out / "summary.parquet"))
+
+
+def test_kc_sim_warm_compiles_the_loop_a_run_of_those_agents_plays(tmp_path):
+    """``kc-sim warm --agents greedy,merger`` compiles (or loads) the loop of that set and says
+    which loop it is; a run of the same agents then names the same loop."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "kc_sim.cli", "warm", "--agents", "greedy,merger"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    first, last = r.stdout.strip().splitlines()
+    assert first.split()[:3] == ["greedy,pile-merger", "rounds", "specialised"]
+    assert last.startswith("warm in ") and os.environ["NUMBA_CACHE_DIR"] in last
+    res = run_tournament(["greedy", "merger"], rounds=1_000, out=tmp_path / "run", quiet=True, jobs=1)
+    assert res.loop == "specialised loop"
