@@ -17,7 +17,7 @@ from kc_sim.game.cards import KING, RANK
 from kc_sim.play.agent import AgentSpec, PythonAgent
 
 
-@compiled_policy
+@compiled_policy(allocates=False)
 def greedy_policy(st, seat, mem):
     """``greedy``: shed as many cards as it can this turn, highest rank first.
 
@@ -72,4 +72,4 @@ class PythonGreedy(PythonAgent):
 
 #: the registered agent (entry point ``greedy``)
 SPEC = AgentSpec("greedy", "sheds as many cards as it can, highest rank first; moves a pile only to place a card now",
-                 policy=greedy_policy, source="greedy")
+                 policy=greedy_policy, source="greedy", mem_words=0)

@@ -11,7 +11,7 @@ from kc_sim.game.cards import KING, KINGS_MASK, RANK
 from kc_sim.play.agent import AgentSpec
 
 
-@compiled_policy
+@compiled_policy(allocates=False)
 def king_first_policy(st, seat, mem):
     """``king-first``: shed kings early (the rule texts' advice), then play like ``greedy``.
 
@@ -43,4 +43,4 @@ def king_first_policy(st, seat, mem):
 
 #: the registered agent (entry point ``king-first``)
 SPEC = AgentSpec("king-first", "puts every king it can into a corner first, then plays like greedy",
-                 policy=king_first_policy, source="king-first")
+                 policy=king_first_policy, source="king-first", mem_words=0)

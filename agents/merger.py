@@ -56,7 +56,7 @@ def merger_choice(st, seat, low):
     return a
 
 
-@compiled_policy
+@compiled_policy(allocates=False)
 def merger_policy(st, seat, mem):
     """``pile-merger`` (alias ``merger``): merge piles to free sides, fill the freed sides
     with high cards, then play like ``greedy``.
@@ -78,4 +78,4 @@ def merger_policy(st, seat, mem):
 
 #: the registered agent (entry points ``pile-merger`` and its alias ``merger``)
 SPEC = AgentSpec("pile-merger", "makes every pile move it can, fills freed sides with its highest cards, "
-                 "then plays like greedy", policy=merger_policy, source="pile-merger")
+                 "then plays like greedy", policy=merger_policy, source="pile-merger", mem_words=0)

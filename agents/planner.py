@@ -98,4 +98,4 @@ def planner_policy(st, seat, mem):
 #: the registered agent (entry point ``planner``)
 SPEC = AgentSpec("planner", "searches every order of its turn's placements and pile moves and plays the line "
                  "whose end position scores best: the penalty kept, weighed against what it opens to the next player",
-                 policy=planner_policy, source="planner")
+                 policy=planner_policy, source="planner", mem_words=PLAN0)

@@ -56,6 +56,6 @@ def _with_salt(salt: int) -> AgentSpec:
 
 #: the registered agent (entry point ``random``; ``random:N`` salts its random stream)
 SPEC = AgentSpec("random", "a uniformly random legal placement or pile move; stops only when none is left",
-                 policy=random_policy, source="random",
+                 policy=random_policy, source="random", mem_words=1,
                  option=AgentOption("the salt of its random stream (random:1 and random:2 make an A/A pair)",
                                     1, MAX_SALT, _with_salt))

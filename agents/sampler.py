@@ -308,10 +308,10 @@ def _with_budget(budget: int) -> AgentSpec:
     """``sampler:N``: the sampler with N worlds per decision, named ``sampler-N``."""
     name = "sampler" if budget == DEFAULT_BUDGET else f"sampler-{budget}"
     return AgentSpec(name, f"the sampler with {budget} sampled worlds per decision",
-                     policy=sampler_with_budget(budget), source=name)
+                     policy=sampler_with_budget(budget), source=name, mem_words=PLAN0)
 
 
 #: the registered agent (entry point ``sampler``; ``sampler:N`` picks the budget)
 SPEC = AgentSpec("sampler", f"determinized Monte Carlo over the planner's best lines ({DEFAULT_BUDGET} sampled "
-                 "worlds per decision; sampler:N for N)", policy=sampler_policy, source="sampler",
+                 "worlds per decision; sampler:N for N)", policy=sampler_policy, source="sampler", mem_words=PLAN0,
                  option=AgentOption("worlds sampled per decision", 1, MAX_BUDGET, _with_budget))

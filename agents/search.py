@@ -93,6 +93,7 @@ from kc_sim.core.bits import lowest, popcount
 from kc_sim.core.ids import (
     id_card,
     id_pile,
+    id_side,
     is_place,
 )
 from kc_sim.core.layout import (
@@ -124,6 +125,7 @@ from kc_sim.game.cards import (
     RANK,
 )
 from kc_sim.game.variants import (
+    R_DECKS,
     R_KING_ON_EMPTY_SIDE,
     R_MUST_PLAY_KINGS,
     R_SCORING,
@@ -181,12 +183,12 @@ def open_weight_scale(st, seat, unseen, mode):
 _SW = 7
 _D = MAX_PLAN + 1
 # the search's workspace (one int64 array): the transposition table's keys (all zero
-# between searches), the slots filled (to clear them afterwards), 8 words per depth, the
+# between searches), the slots filled (to clear them afterwards), 10 words per depth, the
 # children per depth, and the sleep and explored sets per depth
 _W_KEYS = 0
 _W_SLOTS = TABLE_SIZE
 _W_DEPTH = 2 * TABLE_SIZE
-_W_KIDS = _W_DEPTH + 8 * _D
+_W_KIDS = _W_DEPTH + 10 * _D
 _W_SETS = _W_KIDS + _D * MAX_CHILDREN
 _W_ORD = _W_SETS + 2 * _SW * _D
 #: size of a search workspace (:func:`new_workspace`)
@@ -205,13 +207,23 @@ def new_workspace():
 
 
 @nb.njit(cache=True, inline="always")
-def _score(h0, h1, bp, tops, empty, fit, unseen, table, side_ok, scoring, w, open_scale):
-    """:func:`evaluate` given the node's top mask, empty-pile mask and ``fits_on_set(tops)``."""
+def _penalty(h0, h1, scoring):
+    """The penalty of a hand (two planes) under ``scoring``: kings10 counted here, face by the core."""
     if scoring == 0:                          # kings10: kings 10, others 1
         k = popcount(h0 & KINGS_MASK) + popcount(h1 & KINGS_MASK)
-        pen = 9 * k + popcount(h0) + popcount(h1)
-    else:
-        pen = penalty_of_masks(h0, h1, scoring)
+        return 9 * k + popcount(h0) + popcount(h1)
+    return penalty_of_masks(h0, h1, scoring)
+
+
+@nb.njit(cache=True, inline="always")
+def _score(h0, h1, bp, tops, empty, fit, unseen, table, side_ok, scoring, w, open_scale):
+    """:func:`evaluate` given the node's top mask, empty-pile mask and ``fits_on_set(tops)``."""
+    return _score_pen(_penalty(h0, h1, scoring), h0, bp, tops, empty, fit, unseen, table, side_ok, w, open_scale)
+
+
+@nb.njit(cache=True, inline="always")
+def _score_pen(pen, h0, bp, tops, empty, fit, unseen, table, side_ok, w, open_scale):
+    """:func:`_score` given the hand's penalty ``pen``."""
     if pen == 0 and h0 == 0:
         return np.int64(0)
     targets = fit
@@ -275,13 +287,7 @@ def _stuck_bound(h0, h1, tp, tops, empty, bp, fit, side_ok, scoring, pen_w, ow, 
     p = placeable_from(h0, tops, empty, bp, fit, side_ok)
     if p == h0:
         return np.int64(0)            # going out may be possible: it scores 0
-    r0 = h0 & ~p
-    r1 = h1 & ~p
-    if scoring == 0:
-        k = popcount(r0 & KINGS_MASK) + popcount(r1 & KINGS_MASK)
-        lb = pen_w * (9 * k + popcount(r0) + popcount(r1))
-    else:
-        lb = pen_w * penalty_of_masks(r0, r1, scoring)
+    lb = pen_w * _penalty(h0 & ~p, h1 & ~p, scoring)
     if ow > 0:
         lb += ow * popcount(unseen & _fixed_targets(h0, tp, bp, tops, empty))
     return lb
@@ -344,12 +350,16 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     """:func:`turn_search` in the workspace ``ws`` (:func:`new_workspace`), which it leaves
     ready for the next search.
 
-    Per node it scans the packed tops once (top mask, empty piles, the cards that fit) for
-    both the evaluation and the children, and it skips the evaluation of a node whose
-    penalty alone already scores no better than the worst plan kept (the other terms are
-    never negative with non-negative weights): the same plans as evaluating every node.
-    It expands no node whose :func:`_stuck_bound` cannot beat the worst plan kept, and tries
-    the children in the order of the module doc (``CARD_PEN``, sorted in ``ws``)."""
+    Each node has its top mask and empty piles (kept up to date from its parent's with one
+    deck, scanned from the packed tops with two, where two piles may show the same card)
+    and the cards that fit, for both the evaluation and the children; its hand's penalty is
+    counted once. It skips the evaluation of a node whose penalty alone already scores no
+    better than the worst plan kept (the other terms are never negative with non-negative
+    weights): the same plans as evaluating every node. It expands no node whose
+    :func:`_stuck_bound` cannot beat the worst plan kept (the bound is not even computed
+    when the node's whole penalty and every unseen card opened could not reach that plan),
+    and tries the children in the order of the module doc (``CARD_PEN``, sorted in ``ws``).
+    A child already reached by another order (the table) costs no sleep set."""
     D = _D
     SW = _SW
     # offsets into ws (indexing ws directly: views would cost a reference count each)
@@ -362,6 +372,8 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     PATH = IK + D
     HT = PATH + D
     HB = HT + D
+    TOPS = HB + D
+    EMPTY = TOPS + D
     KIDS = _W_KIDS
     SLEEP = _W_SETS
     EXPL = _W_SETS + SW * D
@@ -379,6 +391,8 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     bound_ok = w[W_PEN] >= 0 and w[W_OPEN] >= 0 and w[W_FREE] >= 0 and w[W_DEAD] >= 0 and open_scale >= 0
     pen_w = 64 * w[W_PEN]
     ow = w[W_OPEN] * open_scale
+    ow_all = ow * popcount(unseen)          # the most the openings can add to a score
+    one_deck = st[RULES + R_DECKS] == 1     # a top mask then holds one card per pile with cards
     table = np.int64(0)
     for p in range(N_PILES):
         table |= st[PILE_MASK + p]
@@ -386,6 +400,7 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     ws[HB + 0] = pack_piles(st, PILE_BASE)
     ws[H0 + 0] = st[HAND + 2 * seat]
     ws[H1 + 0] = st[HAND + 2 * seat + 1]
+    ws[TOPS + 0], ws[EMPTY + 0] = scan_piles(ws[HT + 0])
 
     n_kept = 0
     n_filled = 0
@@ -400,22 +415,23 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
             h0 = ws[H0 + d]
             h1 = ws[H1 + d]
             tp = ws[HT + d]
-            tops, empty = scan_piles(tp)
+            if one_deck:
+                tops = ws[TOPS + d]
+                empty = ws[EMPTY + d]
+            else:
+                tops, empty = scan_piles(tp)
             fit = fits_on_set(tops)
+            pen = _penalty(h0, h1, scoring)
+            lb = pen_w * pen                  # the node's score is at least this
+            full = n_kept == k_best
             # score this node as an end of turn
             stop_ok = root_ok or d > 0
             if must_kings and (h0 & KINGS_MASK) and (empty >> 4) != 0:
                 stop_ok = False
-            if stop_ok and n_kept == k_best and bound_ok:
-                if scoring == 0:
-                    k = popcount(h0 & KINGS_MASK) + popcount(h1 & KINGS_MASK)
-                    lb = pen_w * (9 * k + popcount(h0) + popcount(h1))
-                else:
-                    lb = pen_w * penalty_of_masks(h0, h1, scoring)
-                if lb >= scores[n_kept - 1]:
-                    stop_ok = False      # cannot enter the k best
+            if stop_ok and full and bound_ok and lb >= scores[n_kept - 1]:
+                stop_ok = False      # cannot enter the k best
             if stop_ok:
-                sc = _score(h0, h1, ws[HB + d], tops, empty, fit, unseen, table, side_ok, scoring, w, open_scale)
+                sc = _score_pen(pen, h0, ws[HB + d], tops, empty, fit, unseen, table, side_ok, w, open_scale)
                 # insert into the k best (distinct positions), keeping order
                 if n_kept < k_best or sc < scores[n_kept - 1]:
                     i = n_kept if n_kept < k_best else k_best - 1
@@ -439,7 +455,7 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                 capped = 1
             elif nodes >= max_nodes:
                 ws[NK + d] = 0
-            elif bound_ok and n_kept == k_best and _stuck_bound(
+            elif bound_ok and n_kept == k_best and lb + ow_all >= scores[n_kept - 1] and _stuck_bound(
                     h0, h1, tp, tops, empty, ws[HB + d], fit, side_ok, scoring, pen_w, ow, unseen) >= scores[n_kept - 1]:
                 ws[NK + d] = 0              # nothing below can enter the k best
             else:
@@ -480,18 +496,6 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
             bt = np.int64(1) << (a & 63)
             if ws[SLEEP + d * SW + wd] & bt:
                 continue
-            pm = ~(pile_bits << id_pile(a))
-            cw = id_card(a) >> 3
-            cm = ~(np.int64(0xFF) << ((id_card(a) & 7) * 8))
-            for j in range(SW):
-                x = (ws[SLEEP + d * SW + j] | ws[EXPL + d * SW + j]) & pm
-                if j == cw:
-                    x &= cm
-                ws[SLEEP + e * SW + j] = x
-            ws[EXPL + d * SW + wd] |= bt
-        else:
-            for j in range(SW):
-                ws[SLEEP + e * SW + j] = 0
         h0, h1, tp, bp = apply_compact(ws[H0 + d], ws[H1 + d], tpd, ws[HB + d], a)
         hk = pos_hash(h0, h1, tp, bp)
         slot = hk & (TABLE_SIZE - 1)
@@ -501,8 +505,36 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                 seen = True
                 break
             slot = (slot + 1) & (TABLE_SIZE - 1)
+        if indep:
+            if not seen:
+                pm = ~(pile_bits << id_pile(a))
+                cw = id_card(a) >> 3
+                cm = ~(np.int64(0xFF) << ((id_card(a) & 7) * 8))
+                for j in range(SW):
+                    x = (ws[SLEEP + d * SW + j] | ws[EXPL + d * SW + j]) & pm
+                    if j == cw:
+                        x &= cm
+                    ws[SLEEP + e * SW + j] = x
+            ws[EXPL + d * SW + wd] |= bt
+        elif not seen:
+            for j in range(SW):
+                ws[SLEEP + e * SW + j] = 0
         if seen:
             continue
+        if one_deck:
+            # the child's top mask and empty piles from its parent's
+            p = id_pile(a)
+            t = pile_get(tpd, p)
+            tops = ws[TOPS + d]
+            if t >= 0:
+                tops &= ~(np.int64(1) << t)
+            empty = ws[EMPTY + d] & ~(np.int64(1) << p)
+            if is_place(a):
+                tops |= np.int64(1) << id_card(a)
+            else:
+                empty |= np.int64(1) << id_side(a)
+            ws[TOPS + e] = tops
+            ws[EMPTY + e] = empty
         if nodes < TABLE_SIZE - 64:
             ws[KEYS + slot] = hk
             ws[FILLED + n_filled] = slot

@@ -7,15 +7,15 @@ work on the machine does not skew the ratio.
 
 The three compiled loops side by side (``loop_*``): ``greedy`` 4-player self-play, classic,
 one core, in the generic loop (policies through function pointers, ``kc_sim.core.loop``),
-the specialised loop (the greedy policy compiled inline, ``kc_sim.core.specialise``) and the
-hand-inlined reference loop (``kc_sim.core.inline_greedy``: greedy written into the loop,
-no action ids, no legality check). They take turns on the same seeds in short batches,
-``LOOP_REPEATS`` times, and each figure is the loop's fastest batch in CPU time (as
-``timeit`` advises: other work on the machine only ever adds time, so the fastest batch is
-the closest to the loop's own speed, and taking turns exposes the three to the same
-conditions); the three must write identical rows. ``loop_specialised_load_s`` is what the
-specialised loop cost to get in this run (a compile the first time, then a load from the
-cache); ``--cold`` adds its compile in a fresh process with an empty cache.
+the loop compiled for the greedy policy (``kc_sim.core.policy_set``: greedy compiled in, its
+actions not checked again) and the hand-inlined reference loop (``kc_sim.core.inline_greedy``:
+greedy written into the loop, no action ids, no legality check). They take turns on the same
+seeds in short batches, ``LOOP_REPEATS`` times, and every ratio is given per turn (the
+batches of one turn ran under the same conditions) as its median with the min and max over
+the turns (``_min``, ``_max``): other work on the machine moves single batches, not the
+ratio of neighbours. The three must write identical rows. ``loop_specialised_load_s`` is
+what the specialised loop cost to get in this run (a compile the first time, then a load
+from the cache); ``--cold`` adds its compile in a fresh process with an empty cache.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ import numpy as np
 
 from kc_sim.bench.agents import bench_agents, strong_agents_2p
 from kc_sim.bench.scale import run_scale
-from kc_sim.bench.tournament import bench_tournament, cold_command_seconds
-from kc_sim.core import inline_greedy, loop, specialise
+from kc_sim.bench.spread import with_spread
+from kc_sim.bench.tournament import bench_tournament, cold_command_seconds, first_vs_tenth
+from kc_sim.core import inline_greedy, loop
 from kc_sim.core import layout as L
 from kc_sim.core.policy import random_policy
 from kc_sim.core.step import deal
@@ -51,9 +52,11 @@ _FIRST_ROUND = (
 
 LOOP_REPEATS = 15
 _SPECIALISED_COMPILE = (
-    "import time; from kc_sim.core import specialise; from kc_sim.play.registry import load_agent; "
-    "sp = specialise.specialised([load_agent('greedy').policy] * 4); "
-    "t = time.perf_counter(); sp.load('rounds'); print(time.perf_counter() - t)"
+    "import time, numpy as np; from kc_sim.core import loop; from kc_sim.game.rules import parse_rules; "
+    "from kc_sim.play import runner; from kc_sim.play.registry import load_agent; g = load_agent('greedy'); "
+    "t = time.perf_counter(); play, seated = runner.compiled_loop([g] * 4, 'rounds'); "
+    "play(np.zeros(1, np.int64), 4, parse_rules('classic').codes(), seated, np.zeros((1, loop.ROUND_COLS), np.int64)); "
+    "print(time.perf_counter() - t)"
 )
 
 
@@ -66,20 +69,21 @@ def decisions(rows: np.ndarray) -> int:
 
 def loop_figures(rounds: int, rules, repeats: int = LOOP_REPEATS) -> dict:
     """Greedy 4-player self-play in the generic, specialised and hand-inlined loops, side by
-    side: rounds/s and ns per decision (per CPU-second), their ratios, and the seconds the
-    specialised loop took to compile or load here."""
-    from kc_sim.play.registry import load_agent  # lazy: the registry reads entry points
+    side: rounds/s and ns per decision (per CPU-second, the median batch), the ratios with
+    their spread over the turns, and the seconds the specialised loop took to get here."""
+    from kc_sim.play import runner  # lazy: the registry reads entry points
+    from kc_sim.play.registry import load_agent
 
-    greedy = load_agent("greedy").policy
+    greedy = load_agent("greedy")
     codes = rules.codes()
-    pols = (greedy,) * L.MAX_SEATS
-    sp = specialise.specialised([greedy] * PLAYERS)
-    cached = sp.on_disk("rounds")
-    spec = sp.load("rounds")
-    slots = sp.slots([greedy] * PLAYERS)
+    pols = runner.policies_tuple([greedy] * PLAYERS)
+    t = time.perf_counter()
+    spec, seated = runner.compiled_loop([greedy] * PLAYERS, "rounds")
+    spec(np.zeros(1, dtype=np.int64), PLAYERS, codes, seated, np.zeros((1, loop.ROUND_COLS), dtype=np.int64))
+    load_s = time.perf_counter() - t
     loops = {
         "generic": lambda s, o: loop.play_rounds(s, PLAYERS, codes, pols, o),
-        "specialised": lambda s, o: spec(s, PLAYERS, codes, slots, o),
+        "specialised": lambda s, o: spec(s, PLAYERS, codes, seated, o),
         "inline": lambda s, o: inline_greedy.play_greedy_rounds(s, PLAYERS, codes, o),
     }
     batch = max(1, rounds // repeats)
@@ -96,26 +100,21 @@ def loop_figures(rounds: int, rules, repeats: int = LOOP_REPEATS) -> dict:
     if not (np.array_equal(outs["generic"], outs["specialised"]) and np.array_equal(outs["generic"], outs["inline"])):
         raise AssertionError("the three loops played different rounds")   # pragma: no cover - a core bug
     per_round = decisions(outs["generic"]) / batch
-    med = {k: float(max(v)) for k, v in rates.items()}
     figures = {}
     for k in loops:
-        figures[f"loop_{k}_rounds_per_s"] = round(med[k], 1)
+        figures[f"loop_{k}_rounds_per_s"] = round(float(np.median(rates[k])), 1)
     for k in loops:
-        figures[f"loop_{k}_ns_per_decision"] = round(1e9 / (med[k] * per_round), 2)
-    figures.update({
-        "loop_decisions_per_round": round(per_round, 2),
-        "specialised_vs_inline": round(med["specialised"] / med["inline"], 3),
-        "generic_vs_inline": round(med["generic"] / med["inline"], 3),
-        "specialised_vs_generic": round(med["specialised"] / med["generic"], 3),
-        "loop_specialised_load_s": round(sp.load_seconds["rounds"], 3),
-        "loop_specialised_was_cached": cached,
-    })
+        figures[f"loop_{k}_ns_per_decision"] = round(1e9 / (float(np.median(rates[k])) * per_round), 2)
+    figures["loop_decisions_per_round"] = round(per_round, 2)
+    for a, b in (("specialised", "inline"), ("generic", "inline"), ("specialised", "generic")):
+        figures.update(with_spread(f"{a}_vs_{b}", [x / y for x, y in zip(rates[a], rates[b])], 3))
+    figures["loop_specialised_load_s"] = round(load_s, 3)
     return figures
 
 
 def specialised_cold_compile_seconds(cache_dir: str) -> float:
-    """Seconds to compile greedy's specialised ``play_rounds`` in a fresh process whose cache
-    is ``cache_dir`` (the generic core compiled first, untimed)."""
+    """Seconds to compile (and play one round in) the loop compiled for greedy in a fresh
+    process whose cache is ``cache_dir`` (the agent's own compile untimed)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
     out = subprocess.run([sys.executable, "-W", "ignore", "-c", _SPECIALISED_COMPILE], check=True, env=env,
                          capture_output=True, text=True).stdout
@@ -180,9 +179,13 @@ def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, a
             figures["loop_specialised_cold_compile_s"] = round(specialised_cold_compile_seconds(empty), 2)
         with tempfile.TemporaryDirectory() as empty:
             figures["cold_command_s"] = round(cold_command_seconds(empty), 2)
+        with tempfile.TemporaryDirectory() as empty:
+            figures.update(first_vs_tenth(empty))
     if agents:
         for row in bench_agents():
-            figures[f"agent_{row['agent']}_rounds_per_s"] = round(row["rounds_per_s"], 1)
+            key = f"agent_{row['agent']}_rounds_per_s"
+            figures.update({key: row["rounds_per_s"], f"{key}_min": row["rounds_per_s_min"],
+                            f"{key}_max": row["rounds_per_s_max"]})
         figures.update(strong_agents_2p())
     if tournament:
         figures.update({k: round(v, 3) if isinstance(v, float) else v for k, v in bench_tournament().items()})

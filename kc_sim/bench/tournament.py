@@ -4,20 +4,21 @@ of 2 playing processes over 1, and the import time of the tournament package (wh
 command and every worker pays first).
 
 * ``command_1m_rounds_s``: ``kc-sim tournament --agents greedy,merger --rounds 1000000``
-  with the default options and a warm compile cache, the fastest of ``COMMAND_REPEATS``
-  (after one untimed run that fills the cache, the specialised loop of the agents
-  included: what a machine that has played them for a while holds, see
-  :mod:`kc_sim.play.runner`);
+  with the default options and a warm compile cache (after one untimed run that fills it);
 * ``command_jobs1_s``, ``command_jobs2_s``: the same with ``--jobs 1`` and ``--jobs 2``,
-  and their ratio ``command_jobs2_vs_jobs1`` (the fixed start-up of a command included);
-* ``tournament_jobs1_rounds_per_s``, ``tournament_jobs2_rounds_per_s`` and their ratio
-  ``tournament_speedup_2_vs_1``: the same rounds run in this process, where the worker of
-  the second is already started: how play scales with a second core.
+  and their ratio ``command_jobs2_vs_jobs1``, start-up and all;
+* with ``--cold``, :func:`first_vs_tenth`: the 1M-round command ten times from an empty
+  compile cache, the first run's play rate over the tenth's (no history may change the speed).
+
+The three commands take turns, ``COMMAND_REPEATS`` times; each figure is the median of its
+runs with their min and max (:mod:`kc_sim.bench.spread`), and the ratio is taken between
+the two runs of each turn.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,9 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from kc_sim.bench.spread import with_spread
 from kc_sim.play.registry import builtin_agents
-from kc_sim.tournament.backends import release_workers
-from kc_sim.tournament.run import run_tournament
 
 COMMAND_REPEATS = 3
 
@@ -41,17 +41,14 @@ def import_seconds(module: str = "kc_sim.tournament.run", repeats: int = 3) -> f
     return min(runs)
 
 
-def command_seconds(args: list[str], out: Path, env=None, repeats: int = 1) -> float:
-    """Wall seconds of ``kc-sim ARGS --out OUT --quiet`` in a fresh process (the fastest of
-    ``repeats``; the run folder is removed before each, so every run plays everything)."""
-    best = float("inf")
-    for _ in range(repeats):
-        shutil.rmtree(out, ignore_errors=True)
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "kc_sim.cli", *args, "--out", str(out), "--quiet"], check=True,
-                       capture_output=True, env=env)
-        best = min(best, time.perf_counter() - t)
-    return best
+def command_seconds(args: list[str], out: Path, env=None) -> float:
+    """Wall seconds of ``kc-sim ARGS --out OUT --quiet`` in a fresh process (the run folder
+    is removed first, so the run plays everything)."""
+    shutil.rmtree(out, ignore_errors=True)
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "kc_sim.cli", *args, "--out", str(out), "--quiet"], check=True,
+                   capture_output=True, env=env)
+    return time.perf_counter() - t
 
 
 def default_agents() -> list[str]:
@@ -61,28 +58,21 @@ def default_agents() -> list[str]:
 
 def bench_tournament(rounds: int = 1_000_000, agents=None, repeats: int = COMMAND_REPEATS) -> dict:
     """The figures of the module docstring, for ``rounds`` rounds of ``agents`` (each command
-    timed ``repeats`` times)."""
+    timed ``repeats`` times, in turns)."""
     agents = agents or default_agents()
     figures = {"tournament_agents": ",".join(agents)}
     cmd = ["tournament", "--agents", ",".join(agents), "--rounds", str(rounds)]
+    runs = {"default": [], "jobs1": [], "jobs2": []}
+    extra = {"default": [], "jobs1": ["--jobs", "1"], "jobs2": ["--jobs", "2"]}
     with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
-        command_seconds(cmd, Path(tmp) / "warm", env=dict(os.environ, KC_SIM_SPECIALISE="always"))  # untimed
-        figures["command_1m_rounds_s"] = command_seconds(cmd, Path(tmp) / "cmd", repeats=repeats)
-        one = command_seconds([*cmd, "--jobs", "1"], Path(tmp) / "cmd1", repeats=repeats)
-        two = command_seconds([*cmd, "--jobs", "2"], Path(tmp) / "cmd2", repeats=repeats)
-        figures.update(command_jobs1_s=one, command_jobs2_s=two, command_jobs2_vs_jobs1=one / two)
-
-        def timed(jobs, name):
-            t0 = time.perf_counter()
-            run_tournament(agents, rounds=rounds, jobs=jobs, out=Path(tmp) / name, quiet=True)
-            return time.perf_counter() - t0
-
-        timed(2, "start")                                  # starts the worker the next run reuses
-        one, two = timed(1, "jobs1"), timed(2, "jobs2")
-        release_workers()
-        figures["tournament_jobs1_rounds_per_s"] = rounds / one
-        figures["tournament_jobs2_rounds_per_s"] = rounds / two
-        figures["tournament_speedup_2_vs_1"] = one / two
+        command_seconds(cmd, Path(tmp) / "warm")                       # untimed: fills the cache
+        for _ in range(repeats):
+            for k, args in extra.items():
+                runs[k].append(command_seconds([*cmd, *args], Path(tmp) / k))
+    figures.update(with_spread("command_1m_rounds_s", runs["default"]))
+    figures.update(with_spread("command_jobs1_s", runs["jobs1"]))
+    figures.update(with_spread("command_jobs2_s", runs["jobs2"]))
+    figures.update(with_spread("command_jobs2_vs_jobs1", [a / b for a, b in zip(runs["jobs1"], runs["jobs2"])]))
     figures["import_tournament_s"] = import_seconds()
     return figures
 
@@ -94,3 +84,34 @@ def cold_command_seconds(cache_dir: str, agents=None, out: Path | None = None) -
     with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
         return command_seconds(["tournament", "--agents", ",".join(agents or default_agents())],
                                out or Path(tmp) / "cold", env=env)
+
+
+_PLAY_RATE = re.compile(r"play [0-9.]+ s at ([0-9,]+) rounds/s, ([a-zA-Z ]+ loop)")
+
+
+def first_vs_tenth(cache_dir: str, rounds: int = 1_000_000, runs: int = 10, agents=None) -> dict:
+    """The same ``kc-sim tournament --agents greedy,merger --rounds 1000000`` run ``runs`` times
+    from an empty compile cache ``cache_dir``: the first run's whole seconds (its compile
+    included), and the first run's play rate over the last run's (``first_vs_tenth_play_rate``:
+    1 when nothing but the compile depends on history), the second run's whole seconds over
+    the last's, and the loop each played in (the same in every run)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    cmd = [sys.executable, "-m", "kc_sim.cli", "tournament", "--agents", ",".join(agents or default_agents()),
+           "--rounds", str(rounds), "--quiet"]
+    seconds, rates, loops = [], [], set()
+    with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
+        for i in range(runs):
+            out = Path(tmp) / f"run{i}"
+            t = time.perf_counter()
+            r = subprocess.run([*cmd, "--out", str(out)], check=True, capture_output=True, text=True, env=env)
+            seconds.append(time.perf_counter() - t)
+            shutil.rmtree(out, ignore_errors=True)
+            m = _PLAY_RATE.search(r.stdout)
+            if m is None:                           # pragma: no cover - the final line changed
+                raise AssertionError(f"no play rate in the final line: {r.stdout!r}")
+            rates.append(float(m.group(1).replace(",", "")))
+            loops.add(m.group(2))
+    return {"cold_first_1m_command_s": round(seconds[0], 2), "cold_tenth_1m_command_s": round(seconds[-1], 2),
+            "first_vs_tenth_play_rate": round(rates[0] / rates[-1], 3),
+            "second_vs_tenth_command": round(seconds[1] / seconds[-1], 3),
+            "first_to_tenth_loops": " and ".join(sorted(loops))}

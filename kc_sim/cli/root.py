@@ -112,7 +112,8 @@ def bench(
     rounds: Annotated[int, typer.Option(help="rounds for the compiled core")] = 400_000,
     seconds: Annotated[float, typer.Option(help="time given to the reference engine")] = 3.0,
     cold: Annotated[bool, typer.Option(
-        help="also time a cold compile and the default tournament command from an empty numba cache (~40 s)")] = False,
+        help="also time a cold compile, the default tournament command from an empty numba cache, and the 1M-round "
+        "command ten times from an empty cache: the first run's play rate vs the tenth's (~1.5 min)")] = False,
     agents: Annotated[bool, typer.Option(
         help="also time every built-in agent in self-play, and planner and sampler at 2 players")] = False,
     tournament: Annotated[bool, typer.Option(
@@ -142,9 +143,7 @@ def bench(
     if as_json:
         typer.echo(json.dumps({**figures, "targets": rows}))
     else:
-        w = max(map(len, figures))
-        for k, v in figures.items():
-            typer.echo(f"{k:{w}s} {v:>14,.3f}" if isinstance(v, float) else f"{k:{w}s} {v!s:>14}")
+        typer.echo(bench_targets.format_figures(figures))
         if rows:
             typer.echo("")
             typer.echo(bench_targets.format_rows(rows))
@@ -154,6 +153,7 @@ def _register_commands():
     """Commands that live in their own modules."""
     app.command("tournament")(cli_tournament.tournament)
     app.command("bench-agent")(cli_tournament.bench_agent)
+    app.command("warm")(cli_tournament.warm)
     app.command("play")(cli_play.play)
     app.command("replay")(cli_play.replay)
     app.command("render")(cli_play.render)

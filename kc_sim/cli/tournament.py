@@ -16,6 +16,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from kc_sim import CACHE_DIR
 from kc_sim.analysis.text import fmt_num, fmt_pct
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
@@ -173,8 +174,8 @@ def final_line(res) -> str:
         played = res.played_units + res.dropped_units
         rate = played / res.play_seconds if res.play_seconds > 0 else float("nan")
         rest = max(res.seconds - res.start_seconds - res.play_seconds, 0.0)
-        phases = (f"compile and start-up {res.start_seconds:.1f} s, play {res.play_seconds:.1f} s at {rate:,.0f} {unit}/s, "
-                  f"summary {rest:.1f} s")
+        phases = (f"compile and start-up {res.start_seconds:.1f} s, play {res.play_seconds:.1f} s at {rate:,.0f} {unit}/s"
+                  f"{', ' + res.loop if res.loop else ''}, summary {rest:.1f} s")
     else:
         phases = "nothing left to play"
     chunks = res.played_chunks + res.resumed_chunks
@@ -266,6 +267,25 @@ def baseline_names(exclude: str | None = None) -> list[str]:
     from kc_sim.play.registry import BASELINES
 
     return [n for n in BASELINES if n != exclude]
+
+
+def warm(
+    agents: Annotated[Optional[list[str]], typer.Option(
+        "--agents", help="a set of agents to compile the loop for (repeat for several sets, e.g. "
+        "--agents greedy,merger --agents planner); default: the sets make run and make bench play")] = None,
+    matches: Annotated[bool, typer.Option(help="also compile the match loop of each set")] = False,
+):
+    """Compile the loops tournaments play into the compile cache ahead of time (make run does
+    this once): each set of agents gets the round loop compiled for its policies; later runs
+    of that set load it in milliseconds. A run compiles its own loop if it is not there."""
+    from kc_sim.play import runner  # lazy: see record
+    from kc_sim.play.registry import parse_agent_list
+
+    sets = [parse_agent_list(a) for a in agents] if agents else runner.WARM_SETS
+    total = time.perf_counter()
+    for names, mode, loop, seconds in runner.warm(sets, ("rounds", "matches") if matches else ("rounds",)):
+        typer.echo(f"{','.join(names):40s} {mode:8s} {loop:17s} {seconds:6.2f} s")
+    typer.echo(f"warm in {time.perf_counter() - total:.1f} s; compile cache {CACHE_DIR}")
 
 
 def bench_agent(

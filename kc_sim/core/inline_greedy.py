@@ -7,7 +7,7 @@ with no policy call at all, and applied with the step functions directly (``plac
 ``move_pile``, the turn's close), so it never encodes an action id, decodes it again or
 checks its legality (greedy only makes legal moves). Deal, rules kernels and the row it
 writes are the core's, so it plays exactly the rounds ``kc_sim.core.loop.play_rounds``
-plays with the greedy agent in every seat (tests/core/test_specialised.py checks this).
+plays with the greedy agent in every seat (tests/core/test_policy_set.py checks this).
 
 The greedy rule, as in ``agents/common.py``: place the placeable card of highest rank
 (lowest id among equal ranks) on the first non-empty pile whose top it fits, else (a king)

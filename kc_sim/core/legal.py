@@ -37,6 +37,7 @@ from kc_sim.core.ids import (
     move_id,
     place_id,
 )
+from kc_sim.core.kernel import kernel
 from kc_sim.core.layout import (
     DONE,
     FIRST_CORNER,
@@ -155,7 +156,7 @@ def move_mask(st):
     return mm
 
 
-@nb.njit(cache=True)
+@kernel
 def count_moves(st):
     """Number of legal whole-side-pile moves, ``popcount(move_mask(st))``. With one deck
     every pile top is a distinct card, so "piles whose top side pile s's base fits" is one
@@ -186,7 +187,7 @@ def count_moves(st):
     return k
 
 
-@nb.njit(cache=True)
+@kernel
 def count_plays(st):
     """Number of legal placements and pile moves (stop not counted) for the seat to act."""
     hand = hand_mask(st, st[SEAT])
@@ -196,7 +197,7 @@ def count_plays(st):
     return k + count_moves(st)
 
 
-@nb.njit(cache=True)
+@kernel
 def nth_play(st, n):
     """The n-th legal placement or pile move (0-based), -1 if there are fewer: placements
     pile by pile (cards ascending), then the moves in action-id order."""
@@ -213,7 +214,7 @@ def nth_play(st, n):
     return -1
 
 
-@nb.njit(cache=True)
+@kernel
 def has_play(st):
     """True when the seat to act has at least one placement or pile move (``move_mask(st)
     != 0`` written to stop at the first legal move)."""
@@ -229,7 +230,7 @@ def has_play(st):
     return False
 
 
-@nb.njit(cache=True)
+@kernel
 def is_legal(st, a):
     """Is action id ``a`` legal for the seat to act? (One id's entry of ``legal_mask``,
     checked directly.)"""
@@ -242,7 +243,7 @@ def is_legal(st, a):
     return can_move(st, id_side(a), id_pile(a))
 
 
-@nb.njit(cache=True)
+@kernel
 def legal_mask(st, out):
     """Fill the boolean vector ``out`` (length 449) with the legal-action mask."""
     out[:] = False

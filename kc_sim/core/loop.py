@@ -1,18 +1,22 @@
 """The compiled round and match loops: whole rounds for a batch of seeds, without
 returning to Python between decisions.
 
-Policies come as a tuple of 8 compiled policies (``POLICY_TYPE``), one per match
-seat; ``seat_map`` maps a round seat to a match seat (they differ only after an
-elimination under match=eliminate_25).
+The loops are written once, as the plain functions ``_play_round``, ``_play_rounds`` and
+``_play_matches``, and compiled by numba for the type of their ``policies`` argument
+(:mod:`kc_sim.core.policy_set` says what each type does):
 
-The three loops are written once, as the plain functions ``_play_round``,
-``_play_rounds`` and ``_play_matches`` (``TEMPLATES``), and compiled here into the
-generic loops, which call each policy through a first-class function pointer
-(``call_policy``). Each generic loop is compiled (or loaded from numba's cache) on first
-use of ``loop.play_round``/``play_rounds``/``play_matches``, or by :func:`compile_generic`;
-importing this module compiles nothing. :mod:`kc_sim.core.specialise` compiles the same source again for a
-known set of policies, with a ``call_policy`` that calls them directly or has them
-compiled inline; both play exactly the same rounds.
+* ``round_loop``, ``rounds_loop`` and ``matches_loop`` compile on first use for each type
+  they meet: a :class:`~kc_sim.core.policy_set.Seated` value gives the loop compiled for its
+  set of policies (kept in numba's cache under that set), a tuple of 8 compiled policies
+  the generic one;
+* ``play_round``, ``play_rounds`` and ``play_matches`` are the generic loops with their
+  one signature (the tuple of ``POLICIES_TYPE``, so numba turns the compiled policies a
+  Python caller passes into function pointers), compiled on first use of the name or by
+  :func:`compile_generic`; importing this module compiles nothing.
+
+``seat_map`` maps a round seat to a match seat (they differ only after an elimination under
+match=eliminate_25). The round loop is a kernel (:mod:`kc_sim.core.kernel`): no reference
+counting; the rules and steps it uses are compiled into it.
 """
 
 import threading
@@ -22,6 +26,7 @@ import numpy as np
 from numba import types
 
 from kc_sim.core import legal, step
+from kc_sim.core.kernel import kernel
 from kc_sim.core.layout import (
     ACTIONS,
     DEALER,
@@ -41,7 +46,8 @@ from kc_sim.core.layout import (
     WINNER,
 )
 from kc_sim.core.match import match_over, match_winners  # noqa: F401 - loop.match_over is read by the runner and UI
-from kc_sim.core.policy import MEM_SIZE, POLICY_TYPE, compiling
+from kc_sim.core.policy import MEM_SIZE, SEAT_STREAM, compiling, seed_policies  # noqa: F401 - re-exported
+from kc_sim.core.policy_set import POLICIES_TYPE, call_policy, checks, seed_seats
 from kc_sim.core.rng import advance, derive, scale
 from kc_sim.core.rows import (  # noqa: F401 - callers read loop.C_*
     C_ACTIONS,
@@ -80,7 +86,6 @@ from kc_sim.core.views import row_view
 # catches a broken policy or core bug (STATUS_TOO_LONG) instead of hanging a run.
 MAX_DECISIONS = 20000
 DEALER_STREAM = 0x6465616C
-SEAT_STREAM = 0x73656174
 ROUND_STREAM = 0x726F756E
 
 # Log events written by play_round when given a log array. The log is one int64 array
@@ -90,24 +95,15 @@ ROUND_STREAM = 0x726F756E
 LOG_TURN = 1000           # LOG_TURN + seat: a turn opens (the events that follow are that turn's)
 LOG_CLOSE = 2000          # LOG_CLOSE + drawn card + 1 (+0: nothing drawn): the turn is over
 
-POLICIES_TYPE = types.UniTuple(POLICY_TYPE, MAX_SEATS)
 I1 = types.int64[::1]
 
 
-@nb.njit(cache=True)
+@kernel
 def first_dealer(seed, players):
     """The dealer drawn at random from a seed (docs/rules.md, Seats, dealer and deal):
     the first draw of a generator seeded with the seed's dealer stream."""
     _, z = advance(np.uint64(derive(seed, np.int64(DEALER_STREAM))))  # int64, the type seed_policies gives it: one compile
     return scale(z, players)
-
-
-@nb.njit(cache=True)
-def seed_policies(mem, seed, players):
-    """Zero each seated player's policy memory and seed its generator for this round."""
-    for s in range(players):
-        mem[s, :] = 0
-        mem[s, 0] = derive(seed, SEAT_STREAM + s)
 
 
 @nb.njit(cache=True, inline="always")
@@ -119,7 +115,7 @@ def log_event(log, n, ev):
     return n + 1
 
 
-@nb.njit(cache=True)
+@kernel
 def play_action(st, a, log, n):
     """Apply the legal action ``a`` of the seat to act, appending its events to the log
     (the action; after a stop, the turn's close with its draw and the next turn's open;
@@ -148,36 +144,35 @@ is_legal_inline = nb.njit(inline="always")(legal.is_legal.py_func)
 apply_inline = nb.njit(inline="always")(step.apply.py_func)
 
 
-@nb.njit(cache=True, inline="always")
-def call_policy(policies, k, st, seat, mem):
-    """The action of match seat ``k``'s policy for round seat ``seat``: one call through
-    the function pointer in the policy tuple (the generic loop's dispatch; a specialised
-    loop defines its own ``call_policy``)."""
-    return policies[k](st, seat, mem)
-
-
 # --- the loops, written once (see the module docstring) ---------------------------------------
 
 def _play_round(st, policies, seat_map, mem, log):
-    """Play a dealt round to its end. ``log`` (may be empty) receives the turn events and
-    action ids for game records. Returns (status, bad action, log length)."""
-    logging = log.shape[0] > 0
-    n = log_event(log, 0, LOG_TURN + st[SEAT])
+    """Play a dealt round to its end. ``log`` (an array, may be empty; or None: no events)
+    receives the turn events and action ids for game records. Returns (status, bad action,
+    log length)."""
+    n = 0
+    if log is not None:
+        n = log_event(log, 0, LOG_TURN + st[SEAT])
     for _ in range(MAX_DECISIONS):
         if st[DONE]:
             return STATUS_OK, -1, n
         seat = st[SEAT]
-        a = call_policy(policies, seat_map[seat], st, seat, row_view(mem, seat))
-        if not is_legal_inline(st, a):
+        k = seat_map[seat]
+        a = call_policy(policies, k, st, seat, row_view(mem, seat))
+        if checks(policies, k) and not is_legal_inline(st, a):
             return STATUS_ILLEGAL, a, n
-        if logging:
+        if log is not None:
             n = play_action(st, a, log, n)
         else:
             apply_inline(st, a)  # the same step, without events
     return STATUS_TOO_LONG, -1, n
 
 
-@nb.njit(cache=True)
+#: the round loop, compiled on first use for each type of ``policies`` (and of ``log``)
+round_loop = kernel(_play_round)
+
+
+@kernel
 def write_round(st, seed, seat_map, status, bad, out, row):
     """Write one round's figures into ``out[row]`` (penalties by match seat)."""
     out[row, C_SEED] = seed
@@ -205,11 +200,10 @@ def _play_rounds(seeds, players, rules, policies, out):
     seat_map = np.zeros(MAX_SEATS, dtype=np.int64)   # the identity (np.arange would be one more compile)
     for s in range(MAX_SEATS):
         seat_map[s] = s
-    empty = np.zeros(0, dtype=np.int64)
     for i in range(seeds.shape[0]):
         deal(st, seeds[i], players, first_dealer(seeds[i], players), rules)
-        seed_policies(mem, seeds[i], players)
-        status, bad, _ = play_round(st, policies, seat_map, mem, empty)  # noqa: F821 - a global set before compiling
+        seed_seats(policies, mem, seeds[i], players)
+        status, bad, _ = round_loop(st, policies, seat_map, mem, None)
         write_round(st, seeds[i], seat_map, status, bad, out, i)
         out[i, C_MATCH] = -1
         out[i, C_MATCH_ROUND] = -1
@@ -225,7 +219,6 @@ def _play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, m
     round rows written, or -(1 + row) of a round stopped by a bad policy."""
     st = np.zeros(STATE_SIZE, dtype=np.int64)
     mem = np.zeros((MAX_SEATS, MEM_SIZE), dtype=np.int64)
-    empty = np.zeros(0, dtype=np.int64)
     # counters start as np.int64(0), not 0: a literal 0 would have numba compile deal,
     # seed_policies, write_round and match_over once more for the literal type (seconds)
     row = np.int64(0)
@@ -247,8 +240,8 @@ def _play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, m
                     k += 1
             seed = derive(seeds[m], ROUND_STREAM + r)
             deal(st, seed, k, round_dealer, rules)
-            seed_policies(mem, seed, k)
-            status, bad, _ = play_round(st, policies, seat_map, mem, empty)  # noqa: F821 - a global set before compiling
+            seed_seats(policies, mem, seed, k)
+            status, bad, _ = round_loop(st, policies, seat_map, mem, None)
             write_round(st, seed, seat_map, status, bad, rounds_out, row)
             rounds_out[row, C_MATCH] = match_base + m
             rounds_out[row, C_MATCH_ROUND] = r
@@ -273,13 +266,16 @@ def _play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, m
     return row
 
 
-#: the loops' source, compiled here and (for known policies) by kc_sim.core.specialise
-TEMPLATES = (_play_round, _play_rounds, _play_matches)
+#: the round and match loops, compiled on first use for each type of ``policies``
+rounds_loop = nb.njit(cache=True)(_play_rounds)
+matches_loop = nb.njit(cache=True)(_play_matches)
+#: each mode's loop
+LOOPS = {"rounds": rounds_loop, "matches": matches_loop}
 
 
-def round_sig(policies_type):
+def round_sig(policies_type, log_type=I1):
     """The signature of ``play_round`` with policies of type ``policies_type``."""
-    return types.UniTuple(types.int64, 3)(I1, policies_type, I1, types.int64[:, ::1], I1)
+    return types.UniTuple(types.int64, 3)(I1, policies_type, I1, types.int64[:, ::1], log_type)
 
 
 def rounds_sig(policies_type):
@@ -295,14 +291,27 @@ def matches_sig(policies_type):
 
 # --- the generic loops: policies through function pointers ------------------------------------
 #
-# Compiled on first use, not on import (a round tournament never needs play_matches, and the
-# compile of each is seconds from an empty cache): ``loop.play_round``, ``loop.play_rounds``
-# and ``loop.play_matches`` (attribute or ``from kc_sim.core.loop import ...``) compile the
-# one asked for, or load it from numba's cache, through the module's ``__getattr__``. Each is
-# then exactly what ``nb.njit(sig, cache=True)`` gives: one signature, compiling disabled.
+# Each is the loop above called with the policy tuple, behind one fixed signature: a Python
+# caller's compiled policies become function pointers there, and any other argument types
+# are refused rather than compiled for. Compiled (or loaded from numba's cache) on first use
+# of ``loop.play_round``, ``loop.play_rounds`` or ``loop.play_matches`` (attribute or ``from
+# kc_sim.core.loop import ...``) through the module's ``__getattr__``, not on import: a round
+# tournament never needs play_matches, and each compile is seconds from an empty cache.
 
-_GENERIC = {"play_round": (_play_round, round_sig), "play_rounds": (_play_rounds, rounds_sig),
-            "play_matches": (_play_matches, matches_sig)}
+def _generic_round(st, policies, seat_map, mem, log):
+    return round_loop(st, policies, seat_map, mem, log)
+
+
+def _generic_rounds(seeds, players, rules, policies, out):
+    return rounds_loop(seeds, players, rules, policies, out)
+
+
+def _generic_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, matches_out, match_base):
+    return matches_loop(seeds, players, rules, kind, n_rounds, policies, rounds_out, matches_out, match_base)
+
+
+_GENERIC = {"play_round": (_generic_round, round_sig), "play_rounds": (_generic_rounds, rounds_sig),
+            "play_matches": (_generic_matches, matches_sig)}
 _GENERIC_OF_MODE = {"rounds": "play_rounds", "matches": "play_matches"}
 _generic_lock = threading.RLock()
 
@@ -315,10 +324,8 @@ def _generic(name):
     with _generic_lock:
         fn = globals().get(name)
         if fn is None:
-            if name != "play_round":
-                _generic("play_round")       # the round and match loops call it (a global of theirs)
-            template, sig = _GENERIC[name]
-            fn = nb.njit(cache=True)(template)
+            entry, sig = _GENERIC[name]
+            fn = nb.njit(cache=True)(entry)
             with compiling():
                 fn.compile(sig(POLICIES_TYPE))
             fn.disable_compile()
@@ -328,8 +335,8 @@ def _generic(name):
 
 def compile_generic(mode):
     """Compile (or load from numba's cache) the generic loop of ``mode`` (``"rounds"``:
-    ``play_rounds``, ``"matches"``: ``play_matches``), with the ``play_round`` it calls;
-    returns it. Cheap once done in this process."""
+    ``play_rounds``, ``"matches"``: ``play_matches``); returns it. Cheap once done in this
+    process."""
     if mode not in _GENERIC_OF_MODE:
         raise ValueError(f"bad mode {mode!r}: expected 'rounds' or 'matches'")
     return _generic(_GENERIC_OF_MODE[mode])

@@ -10,6 +10,9 @@ the piles, the stock size, hand sizes and the header. ``mem`` is the seat's priv
 scratch memory of ``MEM_SIZE`` int64: ``mem[0]`` is its random generator (seeded per
 round by the loop, use ``kc_sim.core.rng.below(mem, 0, k)``); ``mem[1:]`` is zeroed at
 the start of every round and is the policy's own (e.g. a plan for the turn).
+
+How the loops call a policy is in :mod:`kc_sim.core.policy_set`: through a function
+pointer (any policy), or compiled into a round loop made for a known set of policies.
 """
 
 import gc
@@ -21,9 +24,10 @@ from numba import types
 
 from kc_sim.core.bits import nth_bit, popcount
 from kc_sim.core.ids import place_id
+from kc_sim.core.kernel import KERNEL_OPTIONS, kernel
 from kc_sim.core.layout import N_PILES, STOP
 from kc_sim.core.legal import count_moves, hand_mask, nth_play, place_mask
-from kc_sim.core.rng import below
+from kc_sim.core.rng import below, derive
 
 MEM_SIZE = 64
 POLICY_SIG = types.int64(types.int64[::1], types.int64, types.int64[::1])
@@ -55,10 +59,30 @@ def compiling():
                 gc.enable()
 
 
-def compiled_policy(fn):
-    """Compile ``fn`` as a policy the round loop can call directly (cached on disk)."""
+def compiled_policy(fn=None, *, allocates: bool = True):
+    """Compile ``fn`` as a policy the round loop can call directly (cached on disk).
+
+    ``allocates=False`` compiles it as a kernel (:mod:`kc_sim.core.kernel`): without numba's
+    reference counting, so each call is cheaper, but the policy may create no array (numba
+    refuses to compile one that does). The built-in baselines are compiled so. Used bare
+    (``@compiled_policy``) or with the option (``@compiled_policy(allocates=False)``)."""
+    if fn is None:
+        return lambda f: compiled_policy(f, allocates=allocates)
+    options = {"cache": True} if allocates else KERNEL_OPTIONS
     with compiling():
-        return nb.njit(POLICY_SIG, cache=True)(fn)
+        return nb.njit(POLICY_SIG, **options)(fn)
+
+
+#: the seed stream of a seat's policy generator (``derive(round seed, SEAT_STREAM + seat)``)
+SEAT_STREAM = 0x73656174
+
+
+@kernel
+def seed_policies(mem, seed, players):
+    """Zero each seated player's policy memory and seed its generator for this round."""
+    for s in range(players):
+        mem[s, :] = 0
+        mem[s, 0] = derive(seed, SEAT_STREAM + s)
 
 
 def __getattr__(name):
@@ -67,7 +91,7 @@ def __getattr__(name):
     if name == "random_policy":
         with _random_lock:
             if "random_policy" not in globals():
-                globals()["random_policy"] = compiled_policy(_random_policy)
+                globals()["random_policy"] = compiled_policy(_random_policy, allocates=False)
         return globals()["random_policy"]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

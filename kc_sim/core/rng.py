@@ -8,6 +8,8 @@ scratch); the functions reinterpret them as uint64.
 import numba as nb
 import numpy as np
 
+from kc_sim.core.kernel import kernel
+
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -49,7 +51,7 @@ def below(state, i, k):
     return scale(next_u64(state, i), k)
 
 
-@nb.njit(cache=True)
+@kernel
 def derive(seed, k):
     """A non-negative 63-bit seed for sub-stream ``k`` of ``seed`` (rounds of a run, seats of a round)."""
     z = mix64(np.uint64(seed) ^ mix64(np.uint64(k) + GOLDEN))

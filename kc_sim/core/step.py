@@ -18,6 +18,7 @@ import numpy as np
 
 from kc_sim.core.bits import popcount
 from kc_sim.core.ids import id_card, id_pile, id_side, is_move, is_place
+from kc_sim.core.kernel import kernel
 from kc_sim.core.layout import (
     ACTIONS,
     DEALER,
@@ -102,7 +103,7 @@ def put_on_pile(st, p, c):
     st[PILE_SIZE + p] += 1
 
 
-@nb.njit(cache=True)
+@kernel
 def shuffle_stock(st, seed, decks):
     """Write the shuffled deck (52 cards, or 104 with two decks) into the stock area:
     a Fisher-Yates shuffle driven by the core's generator seeded with ``seed``."""
@@ -119,7 +120,7 @@ def shuffle_stock(st, seed, decks):
     st[STOCK_LEN] = n
 
 
-@nb.njit(cache=True)
+@kernel
 def clear_table(st, players, dealer, rules):
     """Start a round on ``st``: no cards in hands or piles, the header set, the player
     left of the dealer to act. The stock area (the deck) is kept."""
@@ -138,7 +139,7 @@ def clear_table(st, players, dealer, rules):
     st[SEAT] = st[FIRST]
 
 
-@nb.njit(cache=True)
+@kernel
 def deal_stock(st, players, dealer, rules):
     """Deal the deck already in the stock area: HAND_SIZE (7) cards each, one at a time, from the
     dealer's left; turn up N, E, S, W (layout kings to corners under ``to_corner``);
@@ -166,7 +167,7 @@ def deal_stock(st, players, dealer, rules):
     st[STOCK_POS] = pos
 
 
-@nb.njit(cache=True)
+@kernel
 def deal(st, seed, players, dealer, rules):
     """Shuffle from ``seed``, deal a new round into ``st`` and start its first turn."""
     shuffle_stock(st, seed, rules[R_DECKS])
@@ -186,7 +187,7 @@ def draw(st):
     return c
 
 
-@nb.njit(cache=True)
+@kernel
 def open_turn(st):
     """Start the turn of the seat in ``SEAT``: draw first under draw=start, or under
     draw=if_stuck when the player has no placement or pile move."""
@@ -198,7 +199,7 @@ def open_turn(st):
         draw(st)
 
 
-@nb.njit(cache=True)
+@kernel
 def close_turn(st):
     """End the current turn after a stop: draw under draw=end, then end the round as
     blocked once every player in a row has had an idle turn (no action, no draw)."""
@@ -212,14 +213,14 @@ def close_turn(st):
         finish(st, -1, END_BLOCKED)
 
 
-@nb.njit(cache=True)
+@kernel
 def next_turn(st):
     """Pass the turn clockwise (to the next seat) and start it."""
     st[SEAT] = (st[SEAT] + 1) % st[PLAYERS]
     open_turn(st)
 
 
-@nb.njit(cache=True)
+@kernel
 def penalty_of_masks(lo, hi, scoring):
     """Penalty of a hand given as its two planes: ``Scoring.KINGS10`` (K 10, others 1) or
     ``Scoring.FACE`` (K Q J 10 count 10, A 1, others their face value)."""
@@ -234,13 +235,13 @@ def penalty_of_masks(lo, hi, scoring):
     return total
 
 
-@nb.njit(cache=True)
+@kernel
 def hand_penalty(st, seat):
     """Penalty for the cards in a seat's hand under the round's scoring."""
     return penalty_of_masks(st[HAND + 2 * seat], st[HAND + 2 * seat + 1], st[RULES + R_SCORING])
 
 
-@nb.njit(cache=True)
+@kernel
 def finish(st, winner, end):
     """End the round: record winner and reason, score every hand."""
     st[DONE] = 1
@@ -250,7 +251,7 @@ def finish(st, winner, end):
         st[PENALTY + s] = hand_penalty(st, s)
 
 
-@nb.njit(cache=True)
+@kernel
 def place(st, c, p):
     """Place card c from the hand of the seat to act on pile p; an empty hand ends the
     round at once (out, no draw)."""
@@ -263,7 +264,7 @@ def place(st, c, p):
         finish(st, seat, END_OUT)
 
 
-@nb.njit(cache=True)
+@kernel
 def move_pile(st, s, p):
     """Move the whole side pile s onto pile p, order kept; side s becomes empty."""
     if st[PILE_TOP + p] < 0:
@@ -279,7 +280,7 @@ def move_pile(st, s, p):
     st[ACTIONS] += 1
 
 
-@nb.njit(cache=True)
+@kernel
 def apply(st, a):
     """Apply a legal action id: place, move a pile, or stop (which ends the turn and,
     unless the round ends, starts the next player's)."""

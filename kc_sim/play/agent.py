@@ -17,6 +17,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
+from kc_sim.core.policy import MEM_SIZE
 from kc_sim.play.observation import SeatView
 
 __all__ = ["AgentOption", "AgentSpec", "PythonAgent", "SeatView"]
@@ -95,6 +96,12 @@ class AgentSpec:
     ``source`` is the name it was loaded by (a registered name, ``module:Name`` or
     ``path.py:Name``); specs with a source pickle as that name and reload in the worker
     (see :mod:`kc_sim.play.registry`).
+
+    ``mem_words`` (compiled policies): how much of its memory the policy relies on being
+    prepared each round, ``mem[0]`` seeded and ``mem[1:mem_words]`` zeroed; it must write any
+    other word before it reads it. The compiled loop honours it for the agents kc-sim ships
+    (the trusted ones, :func:`kc_sim.play.registry.trusted`) and prepares all ``MEM_SIZE``
+    words for every other policy.
     """
 
     name: str
@@ -103,6 +110,7 @@ class AgentSpec:
     factory: Callable[[], PythonAgent] | None = None
     source: str | None = field(default=None, compare=False)
     option: AgentOption | None = field(default=None, compare=False)
+    mem_words: int = field(default=MEM_SIZE, compare=False)
 
     def __post_init__(self):
         if (self.policy is None) == (self.factory is None):

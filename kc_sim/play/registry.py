@@ -17,6 +17,12 @@ by that loader, ``loader(rest, name) -> AgentSpec``: kc-sim registers ``sb3:path
 encodings or other libraries are found without this layer importing them.
 ``module:Name`` and ``file.py:Name`` load a compiled policy or a PythonAgent subclass
 directly; a loaded agent is named by the text it was loaded by.
+
+The compiled agents kc-sim ships (registered here by kc-sim's own distribution, and their
+options such as ``random:N``) are **trusted** (:func:`trusted`): the compiled loop compiles
+them into itself and does not check their actions again (kc_sim.core.policy_set). Every
+other agent, installed by another package or loaded from a module or file, is checked at
+every decision.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from kc_sim.errors import UserError
 from kc_sim.play.agent import AgentSpec, PythonAgent
 
 __all__ = ["BASELINES", "GROUP", "LOADERS", "broken_agents", "loader_prefixes", "builtin_agents", "builtin_labels", "builtin_names", "load_agent",
-           "load_agents", "names_code", "parse_agent_list", "spec_from_object"]
+           "load_agents", "names_code", "parse_agent_list", "spec_from_object", "trusted"]
 
 #: the entry-point group agents are registered in
 GROUP = "kc_sim.agents"
@@ -68,11 +74,33 @@ def _entries() -> dict[str, importlib.metadata.EntryPoint]:
     return found
 
 
+#: the distribution whose registered agents are trusted: kc-sim itself
+OWN_DISTRIBUTION = "kc-sim"
+_trusted_policies: set = set()
+
+
+def trusted(spec: AgentSpec) -> bool:
+    """True for a compiled agent kc-sim ships: registered in the entry-point group by kc-sim's
+    own distribution (or made by such an agent's option, ``random:N``). Each is checked
+    against the rules by the agent tests and ``kc-sim bench-agent --check``, so the compiled
+    loop does not check its actions again; any other agent's actions are checked."""
+    return spec.compiled and spec.policy in _trusted_policies
+
+
+def _ships_with_kc_sim(ep: importlib.metadata.EntryPoint) -> bool:
+    dist = getattr(ep, "dist", None)
+    return dist is not None and dist.name.lower().replace("_", "-") == OWN_DISTRIBUTION
+
+
 @lru_cache(maxsize=None)
 def _registered(name: str) -> AgentSpec:
     """Import the entry ``name`` and make it a spec."""
-    obj = _load_entry(_entries()[name], f"agent {name!r} is registered")
-    return obj if isinstance(obj, AgentSpec) else spec_from_object(obj, name)
+    ep = _entries()[name]
+    obj = _load_entry(ep, f"agent {name!r} is registered")
+    spec = obj if isinstance(obj, AgentSpec) else spec_from_object(obj, name)
+    if spec.compiled and _ships_with_kc_sim(ep):
+        _trusted_policies.add(spec.policy)
+    return spec
 
 
 def _load_entry(ep: importlib.metadata.EntryPoint, what: str):
@@ -247,8 +275,12 @@ def _with_option(key: str):
 
 @lru_cache(maxsize=None)
 def _optioned(base: str, value: int) -> AgentSpec:
-    """One spec per option value, so equal names give the same (compiled) agent."""
-    return _registered(base).option.make(value)
+    """One spec per option value, so equal names give the same (compiled) agent (trusted
+    when the agent it is an option of is)."""
+    spec = _registered(base).option.make(value)
+    if trusted(_registered(base)) and spec.compiled:
+        _trusted_policies.add(spec.policy)
+    return spec
 
 
 def _is_path(where: str) -> bool:

@@ -13,36 +13,24 @@ columns), and give identical results for the same agents and seeds.
 A fault in the compiled loop is found (by bisection when a policy raises) and the round
 replayed through the Python loop, which raises the AgentFault with the round's record.
 
-**Which compiled loop.** The generic loop (``kc_sim.core.loop``) calls policies through
-function pointers and serves every agent. When every seat is a policy known at load time
-(``kc_sim.core.specialise``: the built-ins and policies loaded by name), a loop compiled
-for that set of policies, with their calls inlined, plays the same rounds faster (1.3x for
-greedy self-play). Compiling one takes a few seconds, so with ``SPECIALISE = "auto"`` (the
-default) it is used only when it pays:
-
-* once compiled in this process, always;
-* when compiled before on this machine (numba's cache, about 20 ms to load), as soon as
-  this process has this set of policies play ``LOAD_AFTER_ROUNDS`` rounds (this call included);
-* otherwise it is compiled once the generic loop has spent ``COMPILE_AFTER_S`` CPU-seconds on
-  this set at under ``CHEAP_NS`` per decision (costly policies gain almost nothing from the
-  inlining), counted over every process and run on this machine: each process adds its
-  generic-loop time to a small file beside the loop's source in the cache (``.played``),
-  so a series of 1M-round commands gets there as surely as one long run; every later run
-  then loads it from the cache.
-
-``"always"`` and ``"never"`` force the choice (tests, benchmarks); the environment variable
-``KC_SIM_SPECIALISE`` sets it for a whole run, worker processes included.
+**Which compiled loop** is decided by the agents alone (:func:`loop_name` says which):
+when every policy can be found again by name (the built-ins, policies loaded by name), the
+loop compiled for that set of policies (:mod:`kc_sim.core.policy_set`: the trusted built-ins
+compiled into it, their actions not checked again), compiled on first use and then loaded from
+numba's cache; otherwise the generic loop, which calls policies through function pointers.
+Both play exactly the same rounds. ``loop_agents`` (a tournament passes all of its agents)
+makes every line-up of a run play in the one loop compiled for all of them.
 """
 
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
 
-from kc_sim.core import layout, loop, specialise
+from kc_sim.core import layout, loop
 from kc_sim.core import match as match_rule
+from kc_sim.core.policy_set import PolicySet, policy_ref
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.faults import (
@@ -54,64 +42,14 @@ from kc_sim.play.faults import (
 )
 from kc_sim.play.match import MATCH_KINDS, Match
 from kc_sim.play.python_loop import PythonLoop, write_row
-from kc_sim.play.registry import load_agents
+from kc_sim.play.registry import load_agents, trusted
 from kc_sim.play.seat import SeatFault
 
 __all__ = ["AgentFault", "MATCH_KINDS", "play_rounds", "play_matches", "record_round", "record_row",  # noqa: F822 - __getattr__
-           "max_match_rounds", "policies_tuple", "DEFAULT_FAULT_DIR"]
+           "max_match_rounds", "policies_tuple", "policy_set", "loop_name", "compiled_loop", "warm", "WARM_SETS",
+           "DEFAULT_FAULT_DIR"]
 
 _ROWS_PER_CALL = 1 << 16          # round rows per compiled play_matches call (memory bound)
-
-#: "auto", "always" or "never": when to use a specialised loop (see the module docstring)
-SPECIALISE = os.environ.get("KC_SIM_SPECIALISE", "auto")
-#: rounds after which a specialised loop on disk is loaded (a load, ~20 ms, is the time of
-#: ~30,000 greedy rounds saved)
-LOAD_AFTER_ROUNDS = 20_000
-#: generic-loop CPU-seconds on one set of policies after which its specialised loop is compiled
-#: (a compile, 2-9 s cold, then costs under half the play time already spent)
-COMPILE_AFTER_S = 20.0
-#: policies slower than this per decision are not worth a compile (the call saved is ~10 ns)
-CHEAP_NS = 250.0
-#: generic-loop CPU-seconds a process gathers before adding them to the set's file
-SAVE_EVERY_S = 1.0
-_played: dict = {}                # Specialised -> _Use
-_broken: set = set()              # Specialised loops that failed to compile here (not tried again)
-
-
-class _Use:
-    """The generic loop's work on one set of policies: in this process, and saved (as lines
-    of CPU-seconds appended to ``<loop source>.played``) for every process on this machine."""
-
-    def __init__(self, sp):
-        self.path = sp.path.with_suffix(".played")
-        self.rounds = 0
-        self.cpu = 0.0              # in this process
-        self.decisions = 0
-        self.unsaved = 0.0          # of ``cpu``, not yet in the file
-
-    def add(self, rows: np.ndarray, cpu: float) -> None:
-        """Add a generic-loop call's rounds, CPU time and decisions."""
-        self.rounds += len(rows)
-        self.cpu += cpu
-        self.unsaved += cpu
-        # one decision per action, and one per stop: every turn but a last one ended by going out
-        self.decisions += int(rows[:, loop.C_ACTIONS].sum() + rows[:, loop.C_TURNS].sum()) - int(
-            (rows[:, loop.C_END] == layout.END_OUT).sum())
-        if self.unsaved >= SAVE_EVERY_S:
-            try:                    # one short append: lines from several processes never mix
-                with open(self.path, "a") as f:
-                    f.write(f"{self.unsaved:.3f}\n")
-                self.unsaved = 0.0
-            except OSError:         # an unwritable cache: only this process's time counts
-                pass
-
-    def total_cpu(self) -> float:
-        """CPU-seconds of every process (the file) and this one's unsaved part."""
-        try:
-            saved = sum(float(x) for x in self.path.read_text().split())
-        except (OSError, ValueError):
-            saved = 0.0
-        return max(saved + self.unsaved, self.cpu)
 
 
 def __getattr__(name):
@@ -141,48 +79,67 @@ def policies_tuple(agents) -> tuple:
     return tuple(pols + pols[:1] * (layout.MAX_SEATS - len(pols)))
 
 
-def _compiled_loop(specs, mode: str, n_rounds: int):
-    """``(play function, policies argument, tally)`` for a compiled call of ``n_rounds``
-    rounds (an estimate for matches): a specialised loop with its slots array (tally None),
-    or ``loop.play_rounds``/``play_matches`` with the policy tuple and the tally the call's
-    work is added to (None when the policies cannot be specialised). See the module docstring."""
-    if SPECIALISE not in ("auto", "always", "never"):
-        raise UserError(f"bad KC_SIM_SPECIALISE {SPECIALISE!r}: expected auto, always or never")
-    generic = loop.play_rounds if mode == "rounds" else loop.play_matches
-    policies = [a.policy for a in specs]
-    sp = None if SPECIALISE == "never" else specialise.specialised(policies)
-    if sp is not None and (SPECIALISE == "always" or (sp not in _broken and _pays(sp, mode, n_rounds))):
-        try:
-            return sp.load(mode), sp.slots(policies), None
-        except Exception:          # pragma: no cover - e.g. a read-only cache folder: the generic loop still works
-            if SPECIALISE == "always":
-                raise
-            _broken.add(sp)
-    return generic, policies_tuple(specs), (None if sp is None else _use(sp))
+_sets: dict = {}
 
 
-def _use(sp) -> _Use:
-    if sp not in _played:
-        _played[sp] = _Use(sp)
-    return _played[sp]
+def policy_set(specs) -> PolicySet | None:
+    """The :class:`~kc_sim.core.policy_set.PolicySet` of the compiled agents ``specs`` (their
+    distinct policies, trusted ones as such), or None when one of them is not compiled or cannot
+    be found again by name (it plays in the generic loop). One object per set."""
+    if not specs or not all(s.compiled for s in specs):
+        return None
+    key = frozenset((s.policy, trusted(s), s.mem_words) for s in specs)
+    if key not in _sets:
+        nameable = all(policy_ref(p) is not None for p, _, _ in key)
+        _sets[key] = PolicySet(key) if nameable else None
+    return _sets[key]
 
 
-def _pays(sp, mode: str, n_rounds: int) -> bool:
-    """Is the specialised loop worth using for this call (``SPECIALISE = "auto"``)?"""
-    if sp.ready(mode):
-        return True
-    use = _use(sp)
-    if sp.on_disk(mode):
-        return use.rounds + n_rounds >= LOAD_AFTER_ROUNDS
-    if use.cpu * 1e9 > CHEAP_NS * max(use.decisions, 1) or use.decisions == 0:
-        return False                # costly policies (or nothing played here yet to tell)
-    return use.total_cpu() >= COMPILE_AFTER_S
+def _set_for(specs, loop_agents) -> PolicySet | None:
+    """The policy set ``specs`` play in: that of the compiled ``loop_agents`` (default
+    ``specs``) when it holds all of their policies, else None (the generic loop)."""
+    pset = policy_set(specs if loop_agents is None else [s for s in load_agents(loop_agents) if s.compiled])
+    return pset if pset is not None and all(s.policy in pset.policies for s in specs) else None
 
 
-def _count(use, rows: np.ndarray, cpu: float) -> None:
-    """Add a generic-loop call's work to its policy set's :class:`_Use` (None: not specialisable)."""
-    if use is not None and len(rows):
-        use.add(rows, cpu)
+def compiled_loop(specs, mode: str, loop_agents=None):
+    """``(play function, its policies argument)`` for the compiled agents ``specs`` by match
+    seat: the loop of ``mode`` compiled for their policy set (that of ``loop_agents`` when
+    given), or the generic loop with the policy tuple (see the module docstring)."""
+    pset = _set_for(specs, loop_agents)
+    if pset is not None:
+        return loop.LOOPS[mode], pset.seat([s.policy for s in specs])
+    return (loop.play_rounds if mode == "rounds" else loop.play_matches), policies_tuple(specs)
+
+
+def loop_name(agents, engine: str = "auto", loop_agents=None) -> str:
+    """Which loop plays ``agents``: ``specialised loop`` (compiled for their set of policies),
+    ``generic loop`` (function pointers) or ``Python loop`` (a Python agent is seated)."""
+    specs = load_agents(agents)
+    if not _engine(specs, engine):
+        return "Python loop"
+    return "generic loop" if _set_for(specs, loop_agents) is None else "specialised loop"
+
+
+#: the agent sets ``kc-sim warm`` compiles by default: what ``make run`` and ``make bench`` play
+WARM_SETS = (("greedy", "pile-merger"), ("random",), ("greedy",), ("king-first",), ("pile-merger",),
+             ("random", "greedy", "king-first", "pile-merger"), ("planner",), ("sampler",))
+
+
+def warm(agent_sets=WARM_SETS, modes=("rounds",)):
+    """Compile (or load from numba's cache) the loop each set of agents plays in, for each
+    mode, by playing one round (one match); yields ``(names, mode, loop, seconds)`` as each
+    is done. A set of more agents than a round seats (up to 8) is warmed as a run's set."""
+    for names in agent_sets:
+        specs = load_agents(names)
+        seated = (specs * 2)[:max(2, min(len(specs), layout.MAX_SEATS))]
+        for mode in modes:
+            t = time.perf_counter()
+            if mode == "rounds":
+                play_rounds(seated, [0], "classic", loop_agents=specs)
+            else:
+                play_matches(seated, [0], "classic,match=rounds:1", loop_agents=specs)
+            yield tuple(s.name for s in specs), mode, loop_name(seated, loop_agents=specs), time.perf_counter() - t
 
 
 def max_match_rounds(rules: RuleSet, players: int) -> int:
@@ -193,10 +150,12 @@ def max_match_rounds(rules: RuleSet, players: int) -> int:
 
 # --- rounds ----------------------------------------------------------------------------------
 
-def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: str = "auto") -> np.ndarray:
+def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: str = "auto",
+                loop_agents=None) -> np.ndarray:
     """One independent round per seed, ``agents`` by seat (AgentSpecs or names). Returns
     int64 rows with ``kc_sim.core.loop``'s C_* columns (C_MATCH and C_MATCH_ROUND are -1).
-    A misbehaving agent raises :class:`AgentFault` after saving the round to ``fault_dir``."""
+    A misbehaving agent raises :class:`AgentFault` after saving the round to ``fault_dir``.
+    ``loop_agents``: the agents the compiled loop is compiled for (default ``agents``)."""
     rules = parse_rules(rules)
     specs = load_agents(agents)
     players = len(specs)
@@ -208,10 +167,9 @@ def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: 
     if not _engine(specs, engine):
         _python_rounds(specs, seeds, rules, out, fault_dir)
         return out
-    play, pols, tally = _compiled_loop(specs, "rounds", len(seeds))
+    play, pols = compiled_loop(specs, "rounds", loop_agents)
     codes = rules.codes()
     raised = False
-    t = time.process_time()
     try:
         bad = play(seeds, players, codes, pols, out)
     except Exception:
@@ -227,7 +185,6 @@ def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: 
         _python_rounds(specs, seeds[bad:bad + 1], rules, np.zeros((1, loop.ROUND_COLS), dtype=np.int64),
                        fault_dir, first_index=int(bad))
         raise unreproduced(specs, int(seeds[bad]), None if raised else out[bad])
-    _count(tally, out, time.process_time() - t)
     return out
 
 
@@ -252,11 +209,12 @@ def _python_rounds(specs, seeds, rules, out, fault_dir, first_index: int = 0) ->
 # --- matches ---------------------------------------------------------------------------------
 
 def play_matches(agents, match_seeds, rules: RuleSet | str, match_base: int = 0, *, fault_dir=None,
-                 engine: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+                 engine: str = "auto", loop_agents=None) -> tuple[np.ndarray, np.ndarray]:
     """One match per seed under ``rules.match`` (to_25, rounds:N, eliminate_25), ``agents``
     by match seat, the deal passing left after every round. Returns (round rows, match
     rows): round rows in order with C_* columns (C_MATCH = match_base + index), match rows
-    with M_* columns. A misbehaving agent raises :class:`AgentFault`."""
+    with M_* columns. A misbehaving agent raises :class:`AgentFault`. ``loop_agents``: as
+    for :func:`play_rounds`."""
     rules = parse_rules(rules)
     specs = load_agents(agents)
     players = len(specs)
@@ -271,15 +229,12 @@ def play_matches(agents, match_seeds, rules: RuleSet | str, match_base: int = 0,
     codes = rules.codes()
     bound = max_match_rounds(rules, players)
     per_call = max(1, _ROWS_PER_CALL // bound)
+    play, pols = compiled_loop(specs, "matches", loop_agents)
     parts = []
     for lo in range(0, len(seeds), per_call):
         hi = min(lo + per_call, len(seeds))
-        # rounds per match: a guess for the first call, then the mean so far
-        played = sum(len(p) for p in parts)
-        play, pols, tally = _compiled_loop(specs, "matches", (hi - lo) * (played // lo if lo else 8))
         buf = np.zeros(((hi - lo) * bound, loop.ROUND_COLS), dtype=np.int64)
         fault_m, fault_row = None, None
-        t = time.process_time()
         try:
             n = play(seeds[lo:hi], players, codes, kind, n_rounds, pols, buf, matches_out[lo:hi], match_base + lo)
         except Exception:
@@ -298,7 +253,6 @@ def play_matches(agents, match_seeds, rules: RuleSet | str, match_base: int = 0,
             _python_matches(specs, seeds[fault_m:fault_m + 1], rules, match_base + fault_m,
                             np.zeros((1, loop.MATCH_COLS), dtype=np.int64), fault_dir)
             raise unreproduced(specs, int(seeds[fault_m]), fault_row)
-        _count(tally, buf[:n], time.process_time() - t)
         parts.append(buf[:n])
     return np.concatenate(parts), matches_out
 

@@ -76,11 +76,24 @@ def release_workers() -> None:
         _stop_loky(_pool.pop())
 
 
-def prestart_loky(jobs: int, warm_args: tuple) -> list:
+def start_loky(jobs: int) -> None:
     """Start the pool's workers for a run of ``jobs`` playing processes (this one and
-    ``jobs - 1`` workers) and have each load the compiled code; returns the futures of
-    those warm-ups (queued before any chunk, so a worker plays only once warm)."""
+    ``jobs - 1`` workers) now: each imports the play layer as it starts (the pool's
+    initializer lives in this module), while this process goes on compiling or loading the
+    run's compiled code."""
     with _sigint_ignored():          # see _sigint_ignored; the initializer covers respawned workers
+        _loky_executor(jobs - 1).submit(_started)
+
+
+def _started() -> None:
+    """The task that starts the pool's processes (a started worker has imported everything)."""
+
+
+def warm_loky(jobs: int, warm_args: tuple) -> list:
+    """Have each of the pool's ``jobs - 1`` workers load the run's compiled code (call once this
+    process has compiled it, so they only load); returns the futures of those warm-ups
+    (queued before any chunk, so a worker plays only once warm)."""
+    with _sigint_ignored():
         ex = _loky_executor(jobs - 1)
         return [ex.submit(warm, *warm_args) for _ in range(jobs - 1)]
 
@@ -200,7 +213,7 @@ def _stop_loky(ex) -> None:
 def executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple, warming=(), check=lambda: None):
     """A function mapping tasks to an iterator of their results in completion order, played
     by ``jobs`` processes (loky: this one among them; ``warming``: the futures of
-    :func:`prestart_loky`). On any error or interrupt the workers are stopped at once: a
+    :func:`warm_loky`). On any error or interrupt the workers are stopped at once: a
     fault never waits for the chunks still running. While it waits for workers, ``check()``
     is asked every second: a reason (a worker found stuck) ends the run with WorkerLost."""
     watch_dir = warm_args[4] if len(warm_args) > 4 else None

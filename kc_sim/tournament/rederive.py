@@ -46,7 +46,7 @@ START_LIMIT = 120.0
 
 def _task(d: dict) -> ChunkTask:
     d = dict(d)
-    for k in ("names", "agents"):
+    for k in ("names", "agents", "loop_names"):
         d[k] = tuple(d.get(k) or ())
     d["seatings"] = tuple(tuple(x) for x in d.get("seatings") or ())
     return ChunkTask(**d)

@@ -6,9 +6,9 @@ folder of another run, the manifest, resume), then takes the steps of a :class:`
 
 1. **plan** - the chunks not yet done (rerunning the same configuration into the same
    folder plays only those) and the number of processes that play them;
-2. **warm** - compile once here (the generic loop meanwhile in a second process on a cold
-   cache, :func:`compiling_loop_aside`), then start the workers
-   (:mod:`~kc_sim.tournament.backends`);
+2. **warm** - start the workers (:mod:`~kc_sim.tournament.backends`), which import the
+   play layer meanwhile, compile or load the run's compiled loop here (the one for all of
+   its agents, :func:`kc_sim.play.runner.loop_name`), then have each worker load it;
 3. **play** - every chunk's parts written as its result arrives, then the chunk marked
    done in ``manifest.json``; Ctrl-C keeps what is done;
 4. **stop** - with ``until`` the run stops once its pairs are decided
@@ -24,23 +24,20 @@ every ``jobs`` and backend.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
-import zlib
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from kc_sim.errors import UserError
+from kc_sim.play import runner
 from kc_sim.stats import Tally
 from kc_sim.tournament import results
-from kc_sim.tournament.backends import WorkerLost, executor, prestart_loky
+from kc_sim.tournament.backends import WorkerLost, executor, start_loky, warm_loky
 from kc_sim.tournament.game_records import write_tournament_records
 from kc_sim.tournament.plan import FAULTS_DIR, FORMAT, Plan, make_plan
 from kc_sim.tournament.rederive import stalled
 from kc_sim.tournament.run_folder import WATCH_DIR, RunFolder, check_run_folder, notice
-from kc_sim.tournament.schedule import group_seeds
 from kc_sim.tournament.stopping import Stopper, parse_until
 from kc_sim.tournament.watch import check_timeout, watching_run
 from kc_sim.tournament.worker import ChunkTask, warm
@@ -72,6 +69,7 @@ class RunResult:
     play_seconds: float               # from the first chunk sent to the last chunk written
     stop: str | None = None           # with --until: why the run stopped
     dropped_units: int = 0            # with --until: played after the stop (in flight), then removed
+    loop: str = ""                    # which loop played (kc_sim.play.runner.loop_name)
 
 
 def resolve_jobs(jobs) -> int:
@@ -100,57 +98,6 @@ def size_workers(jobs, plan: Plan, pending) -> int:
     return max(1, min(resolve_jobs(jobs), len(pending), -(-rounds // per_worker)))
 
 
-def _in_cache(name: str) -> Path:
-    """A marker file in the compile cache (the folder changes with the sources, so the
-    markers do too)."""
-    return Path(os.environ.get("NUMBA_CACHE_DIR", ".")) / name
-
-
-def _warm_marker(warm_args) -> Path:
-    """The marker saying these agents, rules and mode were compiled in the cache."""
-    return _in_cache(f"warm-{zlib.crc32(repr(warm_args[:3]).encode()):08x}")
-
-
-@contextmanager
-def compiling_loop_aside(mode: str):
-    """On a cold cache, compile the generic loop of ``mode`` in a second process while this
-    one loads the agents (which compiles their policies): the two take seconds each and a
-    second core does one of them for free. Yields the process (None when the loop is cached
-    or there is one core); :func:`wait_loop` before playing here; killed if the run fails
-    first. It leaves a marker in the cache; if the marker outlives the cached loop, this
-    process compiles the loop."""
-    marker = _in_cache(f"loop-{mode}")
-    aside = None
-    if not marker.exists() and (os.cpu_count() or 1) >= 2:
-        code = (f"from kc_sim.tournament.lifeline import die_with_parent; die_with_parent({os.getpid()}); "
-                f"from kc_sim.core.loop import compile_generic; compile_generic({mode!r}); "
-                f"open({str(marker)!r}, 'w').close()")
-        try:
-            aside = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        except OSError:        # pragma: no cover - no process to spare: this process compiles it
-            pass
-    try:
-        yield aside
-    except BaseException:
-        if aside is not None and aside.poll() is None:   # nothing will wait for it
-            aside.kill()
-            aside.wait()
-        raise
-
-
-def wait_loop(aside: subprocess.Popen | None) -> None:
-    """Wait for :func:`compiling_loop_aside` (if it failed, this process compiles the loop
-    itself when it first plays), meanwhile doing what the run needs later anyway: the
-    seed kernel's compile and the import of pyarrow (for writing the parts)."""
-    if aside is None:
-        return
-    if aside.poll() is None:
-        group_seeds(0, 0, 1)
-        import pyarrow.parquet  # noqa: F401 - lazy: see kc_sim.tournament.results
-    aside.wait()
-
-
 def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
                    jobs=None, backend=None, scheduler=None, out=None, records=0, chunk_size=None,
                    lineups=None, seating="balanced", until=None, precision=None, alpha=None, quiet=False,
@@ -169,16 +116,15 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     t0 = time.perf_counter() if started is None else started
     backend, stop_rule, decision_timeout = _check_options(backend, scheduler, records, jobs, until, precision, alpha,
                                                           decision_timeout)
-    with compiling_loop_aside("rounds" if matches is None else "matches") as aside:
-        plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
-                         out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
-        with RunFolder.open(plan, command, wait=wait) as folder, watching_run(plan.out / WATCH_DIR) as dog:
-            run = Run.plan_from(folder, stop_rule, jobs=jobs, backend=backend, scheduler=scheduler,
-                                decision_timeout=decision_timeout, dog=dog, t0=t0)
-            run.warm(aside)
-            run.play(quiet=quiet, on_chunk=on_chunk)
-            run.stop()
-            return run.summarise(records=records, summary=summary)
+    plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
+                     out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
+    with RunFolder.open(plan, command, wait=wait) as folder, watching_run(plan.out / WATCH_DIR) as dog:
+        run = Run.plan_from(folder, stop_rule, jobs=jobs, backend=backend, scheduler=scheduler,
+                            decision_timeout=decision_timeout, dog=dog, t0=t0)
+        run.warm()
+        run.play(quiet=quiet, on_chunk=on_chunk)
+        run.stop()
+        return run.summarise(records=records, summary=summary)
 
 
 def _check_options(backend, scheduler, records, jobs, until, precision, alpha, decision_timeout):
@@ -217,9 +163,13 @@ class Run:
         faults = str((plan.out / FAULTS_DIR).resolve())
         self.watch_dir = str((plan.out / WATCH_DIR).resolve())
         names = tuple(plan.load_names[i] for i in plan.schedule.lineups[0])
-        self.warm_args = (names, plan.rules.spec(), plan.mode, faults, self.watch_dir, decision_timeout)
+        self.loop_names = tuple(plan.load_names)
+        self.warm_args = (names, plan.rules.spec(), plan.mode, faults, self.watch_dir, decision_timeout,
+                          self.loop_names)
         self.pool = backend == "loky" and workers > 1 and bool(pending)
         self.warming: list = []
+        self.loop = " and ".join(sorted({runner.loop_name([plan.specs[i] for i in lineup], loop_agents=plan.specs)
+                                         for lineup in plan.schedule.lineups}))
 
     @classmethod
     def plan_from(cls, folder: RunFolder, stop_rule, *, jobs, backend: str, scheduler, decision_timeout: float,
@@ -235,27 +185,23 @@ class Run:
         return cls(folder, stopper, pending, size_workers(jobs, plan, pending), backend, scheduler, decision_timeout,
                    dog, t0)
 
-    def warm(self, aside) -> None:
-        """Step 2: compile once here (or, with a warm cache and a pool, let the workers load
-        the compiled code themselves while this process goes on), then start the workers."""
-        marker = _warm_marker(self.warm_args)
-        if all(s.compiled for s in self.plan.specs):
-            wait_loop(aside)   # (Python agents play in the Python loop: the compile goes on for later runs)
-        if not (self.pool and marker.exists()):
-            warm(*self.warm_args)   # compile once here, before any worker starts (workers then only load)
-            try:
-                marker.touch()
-            except OSError:    # an unwritable cache folder: the next run warms here again
-                pass
-        # with a warm cache the workers load the compiled code themselves while this process goes on
-        self.warming = prestart_loky(self.workers, self.warm_args) if self.pool else []
+    def warm(self) -> None:
+        """Step 2: start the workers (they import the play layer meanwhile), compile or load
+        the run's compiled code here by playing one tiny chunk, then have each worker load
+        it. The same steps whatever the cache holds: a cold cache only makes this process's
+        warm-up longer (reported as start-up), and no worker ever compiles."""
+        if self.pool:
+            start_loky(self.workers)
+        warm(*self.warm_args)
+        self.warming = warm_loky(self.workers, self.warm_args) if self.pool else []
 
     def tasks(self) -> list[ChunkTask]:
         plan, sched = self.plan, self.plan.schedule
         return [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
                           c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode,
                           self.warm_args[3], tuple(sched.lineups[c.lineup]), len(plan.labels), sched.seatings,
-                          watch_dir=self.watch_dir, decision_timeout=self.decision_timeout)
+                          watch_dir=self.watch_dir, decision_timeout=self.decision_timeout,
+                          loop_names=self.loop_names)
                 for c in self.pending]
 
     def play(self, *, quiet: bool, on_chunk=None) -> None:
@@ -344,7 +290,8 @@ class Run:
                          played_units=sum(sched.units_of(folder.chunks[i]) for i in self.played),
                          resumed_chunks=self.resumed, seconds=time.perf_counter() - self.t0, files=files,
                          tally=tally, start_seconds=self.t_play - self.t0, play_seconds=self.t_end - self.t_play,
-                         stop=self.stopper.reason if self.stopper is not None else None, dropped_units=self.dropped)
+                         stop=self.stopper.reason if self.stopper is not None else None, dropped_units=self.dropped,
+                         loop=self.loop)
 
 
 class _NoBar:

@@ -49,6 +49,7 @@ class ChunkTask:
     watch_dir: str | None = None  # where this process's watch file goes (kc_sim.tournament.watch)
     decision_timeout: float | None = None  # seconds a decision may take (None: the default)
     engine: str = "auto"        # the runner's engine ("python" to replay a chunk decision by decision)
+    loop_names: tuple[str, ...] = ()  # every agent of the run: the compiled loop is the one for all of them
 
     def seating_list(self) -> tuple[tuple[int, ...], ...]:
         return self.seatings or rotations(len(self.names))
@@ -66,13 +67,14 @@ def run_chunk(task: ChunkTask) -> dict:
     t0 = time.perf_counter()
     rules = parse_rules(task.rules)
     agents = [_agent(n) for n in task.names]
+    loop_agents = [_agent(n) for n in task.loop_names] or None
     seeds = group_seeds(task.seed, task.start, task.stop)
     units = len(seeds) * len(task.seating_list())
     with watch.playing(task, all(a.compiled for a in agents) and task.engine != "python", units):
         if task.mode == "rounds":
-            rounds, matches = _round_chunk(task, agents, seeds, rules), None
+            rounds, matches = _round_chunk(task, agents, seeds, rules, loop_agents), None
         else:
-            rounds, matches = _match_chunk(task, agents, seeds, rules)
+            rounds, matches = _match_chunk(task, agents, seeds, rules, loop_agents)
     return {"index": task.index, "rounds": rounds, "matches": matches, "tally": chunk_tally(task, rounds, matches),
             "seconds": time.perf_counter() - t0}
 
@@ -95,7 +97,7 @@ def chunk_tally(task: ChunkTask, rounds: dict, matches: dict | None) -> str | No
     return tally.to_json()
 
 
-def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> dict:
+def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=None) -> dict:
     """Every seating of every group of the chunk; rows ordered group by group."""
     seatings = task.seating_list()
     k, S, G = len(agents), len(seatings), len(seeds)
@@ -103,14 +105,14 @@ def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> dict:
     for q, seating in enumerate(seatings):
         seated = seat_lineup(agents, seating)
         rows[q] = runner.play_rounds(list(seated), seeds, rules, fault_dir=task.fault_dir,
-                                     engine=task.engine)                                 # raises AgentFault
+                                     engine=task.engine, loop_agents=loop_agents)        # raises AgentFault
     rows = rows.transpose(1, 0, 2).reshape(G * S, loop.ROUND_COLS)
     group = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), S)
     seating = np.tile(np.arange(S, dtype=np.int16), G)
     return compact_rounds(rows, k, group, seating)
 
 
-def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> tuple[dict, dict]:
+def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=None) -> tuple[dict, dict]:
     """Whole matches for every seating of every group; round rows ordered by match id,
     match rows group by group. Match id = (lineup * groups + group) * seatings + seating."""
     seatings = task.seating_list()
@@ -118,8 +120,8 @@ def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> tuple[dict, 
     round_parts, seat_parts, match_rows = [], [], np.empty((S, G, loop.MATCH_COLS), dtype=np.int64)
     for q, seating in enumerate(seatings):
         seated = seat_lineup(agents, seating)
-        rr, match_rows[q] = runner.play_matches(list(seated), seeds, rules, match_base=0,
-                                                fault_dir=task.fault_dir, engine=task.engine)  # raises AgentFault
+        rr, match_rows[q] = runner.play_matches(list(seated), seeds, rules, match_base=0, fault_dir=task.fault_dir,
+                                                engine=task.engine, loop_agents=loop_agents)  # raises AgentFault
         round_parts.append(rr)
         seat_parts.append(np.full(len(rr), q, dtype=np.int64))
     rows = np.concatenate(round_parts)
@@ -137,11 +139,11 @@ def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet) -> tuple[dict, 
 
 
 def warm(names, rules: str, mode: str, fault_dir: str | None = None, watch_dir: str | None = None,
-         decision_timeout: float | None = None) -> float:
+         decision_timeout: float | None = None, loop_names=()) -> float:
     """Compile (or load from the numba cache) everything a chunk needs by playing one tiny
     chunk (index -1, watched like any other); returns the seconds it took. Run in the parent
     before workers start, and on every dask worker."""
     t0 = time.perf_counter()
     run_chunk(ChunkTask(-1, 0, tuple(names), 0, 1, 1, 0, rules, mode, fault_dir, watch_dir=watch_dir,
-                        decision_timeout=decision_timeout))
+                        decision_timeout=decision_timeout, loop_names=tuple(loop_names)))
     return time.perf_counter() - t0

@@ -21,16 +21,16 @@ def test_every_target_names_a_figure_the_bench_measures():
     from kc_sim.bench import agents
 
     keys = {t.key for t in targets.TARGETS}
-    measured = {"specialised_vs_inline", "command_1m_rounds_s", "tournament_speedup_2_vs_1", "import_tournament_s",
-                "cold_command_s", "agent_python-first-legal_rounds_per_s", "vector_env_steps_per_s", "vector_vs_aec"}
+    measured = {"specialised_vs_inline", "command_1m_rounds_s", "command_jobs2_vs_jobs1", "import_tournament_s",
+                "cold_command_s", "first_vs_tenth_play_rate", "agent_python-first-legal_rounds_per_s", "vector_env_steps_per_s", "vector_vs_aec"}
     measured |= {f"agent_{name}_2p_rounds_per_s" for name in agents.STRONG_2P}
     assert keys == measured
 
 
 def test_the_whole_command_figures_come_from_real_commands():
     fig = bench_tournament(rounds=20_000, repeats=1)
-    for key in ("command_1m_rounds_s", "command_jobs1_s", "command_jobs2_s", "tournament_speedup_2_vs_1",
-                "import_tournament_s"):
+    for key in ("command_1m_rounds_s", "command_jobs1_s", "command_jobs2_s", "command_jobs2_vs_jobs1",
+                "command_1m_rounds_s_min", "command_1m_rounds_s_max", "import_tournament_s"):
         assert fig[key] > 0, key
     assert fig["command_1m_rounds_s"] > fig["import_tournament_s"]      # a process that imports, then plays
 

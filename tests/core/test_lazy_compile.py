@@ -13,20 +13,13 @@ from kc_sim.core import layout, loop, policy
 from kc_sim.game.rules import parse_rules
 from kc_sim.play import runner
 from kc_sim.play.registry import load_agents
+from tests.helpers.compile_events import LISTENER
 
-_NO_COMPILE_ON_IMPORT = r"""
-import json
-from numba.core import event
-compiled = []
-class Listener(event.Listener):
-    def on_start(self, ev):
-        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-    def on_end(self, ev):
-        pass
+_NO_COMPILE_ON_IMPORT = LISTENER + r"""
 event.register("numba:compile", Listener())
 import kc_sim.core.loop as loop
 import kc_sim.core.policy as policy
-import kc_sim.core.specialise
+import kc_sim.core.policy_set
 import kc_sim.play.runner
 present = [n for n in ("play_round", "play_rounds", "play_matches") if n in vars(loop)]
 print(json.dumps({"compiled": compiled, "present": present, "random": "random_policy" in vars(policy)}))
@@ -34,7 +27,7 @@ print(json.dumps({"compiled": compiled, "present": present, "random": "random_po
 
 
 def test_importing_the_loop_compiles_nothing(tmp_path):
-    """From an empty numba cache, importing the core loop, the policy module, the specialiser
+    """From an empty numba cache, importing the core loop, the policy module, the policy sets
     and the runner compiles no function at all."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", _NO_COMPILE_ON_IMPORT], env=env, capture_output=True,

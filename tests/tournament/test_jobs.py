@@ -1,5 +1,6 @@
-"""The default --jobs is sized to the work; an explicit --jobs is kept; a warm compile cache
-lets the workers start without the parent compiling first."""
+"""The default --jobs is sized to the work; an explicit --jobs is kept; the loop a run plays in
+is decided by its agents alone (no marker or history in the compile cache), and the final line
+says which."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import pytest
 from kc_sim.tournament.plan import make_plan
 from kc_sim.tournament.run import (
     ROUNDS_PER_WORKER,
-    _warm_marker,
     run_tournament,
     size_workers,
 )
@@ -42,16 +42,18 @@ def test_python_agents_need_fewer_rounds_per_worker():
     assert _workers(agents, ROUNDS_PER_WORKER[False] // 2) == 1
 
 
-def test_a_run_leaves_the_warm_marker_in_the_cache(tmp_path):
-    res = run_tournament(["greedy", "random"], rounds=2_000, out=tmp_path / "run", quiet=True, jobs=1)
-    names = tuple(res.plan.load_names[i] for i in res.plan.schedule.lineups[0])
-    marker = _warm_marker((names, res.plan.rules.spec(), "rounds", "ignored"))
-    assert marker.exists() and marker.parent == type(marker)(os.environ["NUMBA_CACHE_DIR"])
+def test_the_loop_is_decided_by_the_agents_and_named(tmp_path):
+    compiled = run_tournament(["greedy", "random"], rounds=2_000, out=tmp_path / "run", quiet=True, jobs=1)
+    assert compiled.loop == "specialised loop"
+    python = run_tournament(["agents/examples/my_python_agent.py:CautiousShedder", "greedy"], rounds=200,
+                            out=tmp_path / "py", quiet=True, jobs=1)
+    assert python.loop == "Python loop"
 
 
-def test_a_cold_cache_compiles_the_loop_in_a_second_process(tmp_path):
-    """From an empty compile cache the round loop compiles in a second process while this one
-    loads the agents; the run plays exactly what a warm run plays."""
+def test_a_cold_cache_plays_the_same_and_leaves_only_numbas_files(tmp_path):
+    """From an empty compile cache the run compiles its loop, says which loop played on its final
+    line, and plays exactly what a warm run plays; the cache folder then holds numba's own files
+    and nothing else (no markers, no generated source, no play history)."""
     import subprocess
     import sys
 
@@ -60,9 +62,28 @@ def test_a_cold_cache_compiles_the_loop_in_a_second_process(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     cold = tmp_path / "cold"
     r = subprocess.run([sys.executable, "-m", "kc_sim.cli", "tournament", "--agents", "greedy,random",
-                        "--rounds", "2000", "--out", str(cold), "--quiet"], env=env, capture_output=True, text=True)
+                        "--rounds", "2000", "--out", str(cold)], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+    final, = [line for line in r.stdout.splitlines() if "; results in " in line]      # cli.tournament.final_line
+    assert "play " in final and "specialised loop" in final
     folder, = (tmp_path / "cache").glob("kc-sim-*")
-    assert (folder / "loop-rounds").exists()             # left by the second process
+    kinds = {f.suffix for f in folder.rglob("*") if f.is_file()}
+    assert kinds and kinds <= {".nbi", ".nbc"}, kinds
     warm = run_tournament(["greedy", "random"], rounds=2_000, out=tmp_path / "warm", quiet=True)
     pd.testing.assert_frame_equal(pd.read_parquet(cold / "summary.parquet"), pd.read_parquet(warm.out / "summary.parquet"))
+
+
+def test_kc_sim_warm_compiles_the_loop_a_run_of_those_agents_plays(tmp_path):
+    """``kc-sim warm --agents greedy,merger`` compiles (or loads) the loop of that set and says
+    which loop it is; a run of the same agents then names the same loop."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "kc_sim.cli", "warm", "--agents", "greedy,merger"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    first, last = r.stdout.strip().splitlines()
+    assert first.split()[:3] == ["greedy,pile-merger", "rounds", "specialised"]
+    assert last.startswith("warm in ") and os.environ["NUMBA_CACHE_DIR"] in last
+    res = run_tournament(["greedy", "merger"], rounds=1_000, out=tmp_path / "run", quiet=True, jobs=1)
+    assert res.loop == "specialised loop"
