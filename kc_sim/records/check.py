@@ -262,8 +262,13 @@ def _drew_text(c: int | None) -> str:
 
 
 def check_record(rec: dict, index: int = 0, line: int | None = None) -> list[Problem]:
-    """Replay one record through the reference; [] if it is valid, else the first problem."""
+    """Replay one record through the reference; [] if it is valid, else the first problem.
+
+    A round a fault stopped (the record kc-sim saves with a ``fault`` field, ``result.end``
+    "unfinished") is checked as far as it went: every turn legal, the last one the actions
+    played before the fault (no stop, no draw), and the round not over."""
     ids = rec if isinstance(rec, dict) else {}
+    fault_record = isinstance(rec, dict) and "fault" in rec
 
     def problem(message, turn=None, action=None, ref=None):
         legal = _legal_text(ref) if ref is not None else []
@@ -271,7 +276,7 @@ def check_record(rec: dict, index: int = 0, line: int | None = None) -> list[Pro
                         turn, action, message, legal, line)]
 
     try:
-        p = parse_record(rec)
+        p = parse_record(rec, unfinished_ok=fault_record)
         if len(p.hands) != p.players:
             raise UserError(f"{len(p.hands)} hands for {p.players} players")
         bad_cards = _card_count_message(p)
@@ -299,6 +304,8 @@ def check_record(rec: dict, index: int = 0, line: int | None = None) -> list[Pro
             if reason:
                 return problem(f"illegal: {reason}", t, text, ref)
             ref.play(a)
+        if p.end == "unfinished" and t == len(p.turns) - 1:
+            break                                   # the turn the fault stopped
         if not ref.over:
             reason = ref.why_illegal(STOP)
             if reason:
@@ -309,6 +316,8 @@ def check_record(rec: dict, index: int = 0, line: int | None = None) -> list[Pro
             return problem(f"drew {_drew_text(turn.drew)}, but the reference drew {_drew_text(expected)} "
                            f"(draw={p.rules.draw})", t)
 
+    if p.end == "unfinished":
+        return problem(f"result: end 'unfinished', but the round ended ({ref.end})") if ref.over else []
     if not ref.over:
         return problem(f"the record ends after {len(p.turns)} turns but the round is not over "
                        f"(next: seat {ref.seat})", len(p.turns), ref=ref)
@@ -329,7 +338,7 @@ def check_file(path) -> tuple[int, list[Problem]]:
     record at a time."""
     problems: list[Problem] = []
     count = 0
-    for i, (n, rec) in enumerate(iter_records(path)):
+    for i, (n, rec) in enumerate(iter_records(path, unfinished_ok=True)):
         problems.extend(check_record(rec, i, n))
         count += 1
     return count, problems

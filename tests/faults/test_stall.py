@@ -13,6 +13,7 @@ import pexpect
 import pytest
 
 from kc_sim.play.runner import AgentFault
+from kc_sim.records.check import check_file
 from kc_sim.tournament.run import run_tournament
 from tests.faults.conftest import KC, agent, kc, rounds, saved_record
 from tests.helpers.records import replay_fault_record
@@ -29,6 +30,7 @@ def _stalled(run, out, name: str, *, killed: bool) -> dict:
     assert ("its process was killed" in line) == killed, line
     rec, _ = replay_fault_record(saved_record(line, out))
     assert rec["fault"]["kind"] == "stalled" and rec["fault"]["agent"].endswith(f":{name}")
+    assert check_file(saved_record(line, out)) == (1, [])      # kc-sim check reads it as far as it went
     assert not run.left, run.left
     return rec
 

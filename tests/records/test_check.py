@@ -355,3 +355,29 @@ def test_malformed_text(tmp_path, mutate, pattern):
         load_records(write_jsonl(tmp_path, [simple_record(), rec]))
     # check_record on an in-memory dict reports it as a problem instead
     assert check_record(rec)[0].turn is None
+
+
+def _stopped_by_a_fault(rec: dict, turns: int, actions: int) -> dict:
+    """``rec`` as kc-sim saves a round a fault stopped: the first ``turns`` turns, then the
+    first ``actions`` actions of the next (no stop, no draw), result unfinished, a fault field."""
+    out = copy.deepcopy(rec)
+    last = dict(out["turns"][turns], drew=None, actions=out["turns"][turns]["actions"][:actions])
+    out["turns"] = out["turns"][:turns] + [last]
+    out["result"] = {"end": "unfinished", "winner": None, "penalties": []}
+    out["fault"] = {"agent": "x.py:Spin", "seat": last["seat"], "kind": "stalled", "turn": turns, "action": None,
+                    "message": "did not decide within 2 s"}
+    return out
+
+
+def test_a_round_a_fault_stopped_is_checked_as_far_as_it_went(tmp_path):
+    rec = simple_record()
+    stopped = _stopped_by_a_fault(rec, 0, 1)                  # seat 0 played 9H>N, then stalled
+    assert check_record(stopped) == []
+    assert check_file(write_jsonl(tmp_path, [stopped])) == (1, [])
+    bad = copy.deepcopy(stopped)
+    bad["turns"][-1]["actions"].append("KH>N")                # not in seat 0's hand
+    assert "illegal" in one_problem(bad).message
+    no_fault = {k: v for k, v in stopped.items() if k != "fault"}
+    assert "result.end" in one_problem(no_fault).message      # unfinished only with the fault that stopped it
+    out = _stopped_by_a_fault(scripted_record(CLASSIC, ["3H", "2C 9D"], {"N": "4S"}, [["3H>N"]]), 0, 1)
+    assert "but the round ended (out)" in one_problem(out).message    # seat 0 went out: not unfinished
