@@ -24,9 +24,9 @@ $(BIN)/pytest: $(BIN)/kc-sim
 
 install: $(BIN)/kc-sim
 
-# kc-sim warm compiles the loops of the built-in agent sets once (seconds; a later warm only loads)
+# the run compiles its own loop (reported as start-up); `kc-sim warm` compiles every built-in
+# set ahead of time, which the first run does not need to wait for
 run: install
-	$(BIN)/kc-sim warm
 	$(BIN)/kc-sim tournament --agents greedy,merger
 
 # Headless Chromium and ChromeDriver for the replay pages' browser tests (tests/ui/test_browser.py),
