@@ -275,8 +275,8 @@ def warm(
         "--agents greedy,merger --agents planner); default: the sets make run and make bench play")] = None,
     matches: Annotated[bool, typer.Option(help="also compile the match loop of each set")] = False,
 ):
-    """Compile the loops tournaments play into the compile cache ahead of time (make run does
-    this once): each set of agents gets the round loop compiled for its policies; later runs
+    """Compile the loops tournaments play into the compile cache ahead of time (once, e.g.
+    after installing; minutes for every default set): each set of agents gets the round loop compiled for its policies; later runs
     of that set load it in milliseconds. A run compiles its own loop if it is not there."""
     from kc_sim.play import runner  # lazy: see record
     from kc_sim.play.registry import parse_agent_list

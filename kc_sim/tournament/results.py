@@ -224,10 +224,11 @@ def run_tally(run_dir, names, players: int, n_deals: int | None = None):
     from its rows. ``n_deals`` (deals per line-up, default the manifest's) sets the batches."""
     import pyarrow.parquet as pq  # lazy: see the module docstring
 
+    checked = parts(run_dir, ROUNDS_DIR)                 # first: a missing manifest is named there
     if n_deals is None:
         n_deals = int((read_manifest(run_dir).get("schedule") or {}).get("groups_per_lineup") or 1)
     tally, n_rounds, missing = Tally.for_deals(len(names), players, n_deals), 0, []
-    for p in parts(run_dir, ROUNDS_DIR):
+    for p in checked:
         meta = pq.read_metadata(p)
         n_rounds += meta.num_rows
         text = (meta.metadata or {}).get(TALLY_KEY.encode())

@@ -256,12 +256,13 @@ class RunFolder:
     def _rebuild(self) -> dict:
         """The chunks kept when ``manifest.json`` is missing or damaged: those whose parts
         say (metadata) they belong to this run and chunk and read back whole. Refuses the
-        folder if a part belongs to another run or says nothing."""
+        folder if a readable part belongs to another run or says nothing; a part that does
+        not read back whole (its metadata may be what was damaged) is played again."""
         out = self.path
         foreign, done, bad = [], {}, []
         for p in results.parts_on_disk(out):
             meta = results.chunk_identity(p)
-            if meta is None or meta.get("run") != self.run_id:
+            if (meta is None or meta.get("run") != self.run_id) and results.reads_whole(p):
                 foreign.append(p.relative_to(out).as_posix())
         if foreign:
             raise UserError(f"{out / results.MANIFEST_FILE} is damaged or missing, and {_listing(foreign)} "

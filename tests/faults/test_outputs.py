@@ -214,6 +214,7 @@ MALFORMED = {
     "train": (["train", "--opponent", "{boom}", "--steps", "64"], "a Python agent"),
     "agents": (["agents", "--bogus"], "--bogus"),
     "bench": (["bench", "--scale", "--scale-rounds", "x"], "bad --scale-rounds"),
+    "warm": (["warm", "--agents", "bogus"], "unknown agent 'bogus'"),
 }
 
 
@@ -229,4 +230,4 @@ def test_every_listed_command_is_covered():
     text = kc("--help").stdout
     listed = {line.split()[0] for line in text.split("Commands:", 1)[1].splitlines() if line.strip()}
     assert {c.split()[0] for c in MALFORMED} == listed
-    assert listed - {c.split()[0] for c in OUTPUTS} == {"check", "agents", "bench"}
+    assert listed - {c.split()[0] for c in OUTPUTS} == {"check", "agents", "bench", "warm"}

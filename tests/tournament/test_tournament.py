@@ -215,15 +215,14 @@ def test_tallies_from_the_workers_equal_a_tally_of_the_rows(mode, tmp_path):
     # strip the stored tallies from two parts (and damage a third), as an older kc-sim wrote
     # them (and their hashes from the manifest, which it did not record either): the fallback
     # tallies their rows
-    manifest = R.read_manifest(out)
-    for p, entry in zip(R.parts(out)[:2], manifest["chunks"]):
+    manifest, ps = R.read_manifest(out), R.parts(out)
+    for p, entry in zip(ps[:2], manifest["chunks"]):
         t = pq.read_table(p)
         assert R.TALLY_KEY.encode() in t.schema.metadata
         pq.write_table(t.replace_schema_metadata({}), p)
         del entry["parts"]
-    p = R.parts(out)[2]
-    t = pq.read_table(p)
-    pq.write_table(t.replace_schema_metadata({R.TALLY_KEY: '{"format": 2, "sums": 7}'}), p)
+    t = pq.read_table(ps[2])
+    pq.write_table(t.replace_schema_metadata({R.TALLY_KEY: '{"format": 2, "sums": 7}'}), ps[2])
     del manifest["chunks"][2]["parts"]
     R.write_json_atomic(manifest, out / R.MANIFEST_FILE)
     mixed, n = R.run_tally(out, names, 2)
