@@ -212,17 +212,17 @@ class PolicySet:
 
 def call_policy(policies, k, st, seat, mem):
     """The action of match seat ``k``'s policy for round seat ``seat`` (compiled code only)."""
-    raise NotImplementedError("compiled code only")
+    raise TypeError("compiled code only: the loops call it inside numba (see the overloads below)")
 
 
 def checks(policies, k):
     """True when match seat ``k``'s actions must be checked for legality (compiled code only)."""
-    raise NotImplementedError("compiled code only")
+    raise TypeError("compiled code only: the loops call it inside numba (see the overloads below)")
 
 
 def seed_seats(policies, mem, seed, players):
     """Prepare the seats' policy memory for a round from its seed (compiled code only)."""
-    raise NotImplementedError("compiled code only")
+    raise TypeError("compiled code only: the loops call it inside numba (see the overloads below)")
 
 
 def _generic(policies) -> bool:
