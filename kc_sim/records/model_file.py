@@ -194,6 +194,7 @@ def read_model(path, *, format: str | None = None, versions=None) -> Model:
                     f"version {' or '.join(map(str, versions))} (a newer kc-sim may read it)")
         try:
             arrays = {n: _array(z, path, n, spec) for n, spec in doc["arrays"].items()}
+        # zipfile raises NotImplementedError for an entry compressed by a method it lacks
         except (zipfile.BadZipFile, NotImplementedError, RuntimeError, EOFError, OSError, ValueError) as e:
             if isinstance(e, UserError):
                 raise
