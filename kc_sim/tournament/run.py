@@ -38,6 +38,7 @@ from kc_sim.tournament.game_records import write_tournament_records
 from kc_sim.tournament.plan import FAULTS_DIR, FORMAT, Plan, make_plan
 from kc_sim.tournament.rederive import stalled
 from kc_sim.tournament.run_folder import WATCH_DIR, RunFolder, check_run_folder, notice
+from kc_sim.tournament.schedule import CHUNK_ROUNDS
 from kc_sim.tournament.stopping import Stopper, parse_until
 from kc_sim.tournament.watch import check_timeout, watching_run
 from kc_sim.tournament.worker import ChunkTask, warm
@@ -98,6 +99,17 @@ def size_workers(jobs, plan: Plan, pending) -> int:
     return max(1, min(resolve_jobs(jobs), len(pending), -(-rounds // per_worker)))
 
 
+def _workers_likely(jobs, rounds, matches) -> bool:
+    """Whether the run will surely want worker processes, known before its plan: then they
+    are started first, so that their start (about a second: imports, then loading the
+    compiled code) overlaps this process's own (:meth:`Run.warm` adjusts the pool to the
+    plan). By default that is a run of at least two workers' worth of compiled rounds."""
+    units = rounds if rounds is not None else (matches or 0) * ROUNDS_PER_MATCH
+    if resolve_jobs(jobs) < 2 or not units:
+        return False
+    return units > CHUNK_ROUNDS if jobs is not None and int(jobs) != -1 else units >= 2 * ROUNDS_PER_WORKER[True]
+
+
 def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
                    jobs=None, backend=None, scheduler=None, out=None, records=0, chunk_size=None,
                    lineups=None, seating="balanced", until=None, precision=None, alpha=None, quiet=False,
@@ -116,6 +128,8 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     t0 = time.perf_counter() if started is None else started
     backend, stop_rule, decision_timeout = _check_options(backend, scheduler, records, jobs, until, precision, alpha,
                                                           decision_timeout)
+    if backend == "loky" and _workers_likely(jobs, rounds, matches):
+        start_loky(resolve_jobs(jobs))     # the workers import while the plan loads the agents
     plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
                      out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
     with RunFolder.open(plan, command, wait=wait) as folder, watching_run(plan.out / WATCH_DIR) as dog:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import select
 import signal
 import sys
 import threading
@@ -37,6 +38,7 @@ from pathlib import Path
 __all__ = ["supervise"]
 
 _POLL = 0.2                # seconds between looks at the child
+_EXITING_POLL = 0.005      # the same once its end of the pipe has closed
 _TERM_GRACE = 5.0          # after SIGTERM, this long before SIGKILL
 
 
@@ -105,6 +107,7 @@ class _Supervisor:
     def __init__(self, pid: int, pipe: int):
         self.pid, self.pipe = pid, pipe
         self.buf = b""
+        self.closed = False                        # the pipe's end came: the child is exiting
         self.said_exit = False
         self.watch_file: Path | None = None
         self.ended_by: int | None = None           # the signal this process got and passed on
@@ -124,6 +127,7 @@ class _Supervisor:
         try:
             while chunk := os.read(self.pipe, 4096):
                 self.buf += chunk
+            self.closed = True
         except (BlockingIOError, InterruptedError):
             pass
         except OSError:
@@ -135,6 +139,18 @@ class _Supervisor:
                 self.said_exit = True
             elif text.startswith("watch "):
                 self.watch_file = Path(text[6:])
+
+    def _pause(self) -> None:
+        """Until the next look at the child: ``_POLL`` seconds, or as soon as the pipe has a
+        line or ends (the child exiting closes it), so the command ends when its child does,
+        not up to ``_POLL`` later."""
+        if self.closed:
+            time.sleep(_EXITING_POLL)
+            return
+        try:
+            select.select([self.pipe], [], [], _POLL)
+        except (OSError, ValueError):
+            time.sleep(_POLL)
 
     def _entry(self) -> tuple[dict, float] | None:
         from kc_sim.tournament.watch import read_watch
@@ -162,7 +178,7 @@ class _Supervisor:
                 why = stuck_reason(*got) if got is not None else None
                 if why is not None:
                     return self._stuck(got[0], why)
-            time.sleep(_POLL)
+            self._pause()
         self._read()
         return self._ended(status)
 
