@@ -130,12 +130,14 @@ def tournament(
                        out=out, records=records or None, chunk_size=chunk_size,
                        seating=None if seating == "balanced" else seating, until=until, precision=precision,
                        max_rounds=max_rounds, alpha=alpha, quiet=quiet, decision_timeout=decision_timeout)
-    res = run_tournament(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
-                         jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records,
-                         chunk_size=chunk_size, seating=seating, until=until, precision=precision, alpha=alpha,
-                         quiet=quiet, command=command, started=started, wait=wait,
-                         decision_timeout=decision_timeout)
-    release_workers()
+    try:
+        res = run_tournament(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
+                             jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records,
+                             chunk_size=chunk_size, seating=seating, until=until, precision=precision,
+                             alpha=alpha, quiet=quiet, command=command, started=started, wait=wait,
+                             decision_timeout=decision_timeout)
+    finally:
+        release_workers()           # now, also after an error: left to the interpreter's exit it waits for them
     if not quiet:
         typer.echo(format_summary(res.summary))
     if len(res.plan.labels) >= 3:           # the leaderboard (kc_sim.analysis.leaderboard), saved in the run folder

@@ -33,7 +33,7 @@ from kc_sim.errors import UserError
 from kc_sim.play import runner
 from kc_sim.stats import Tally
 from kc_sim.tournament import results
-from kc_sim.tournament.backends import WorkerLost, executor, start_loky, warm_loky
+from kc_sim.tournament.backends import WorkerLost, executor, release_workers, start_loky, warm_loky
 from kc_sim.tournament.game_records import write_tournament_records
 from kc_sim.tournament.plan import FAULTS_DIR, FORMAT, Plan, make_plan
 from kc_sim.tournament.rederive import stalled
@@ -128,10 +128,16 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     t0 = time.perf_counter() if started is None else started
     backend, stop_rule, decision_timeout = _check_options(backend, scheduler, records, jobs, until, precision, alpha,
                                                           decision_timeout)
-    if backend == "loky" and _workers_likely(jobs, rounds, matches):
+    early = backend == "loky" and _workers_likely(jobs, rounds, matches)
+    if early:
         start_loky(resolve_jobs(jobs))     # the workers import while the plan loads the agents
-    plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
-                     out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
+    try:
+        plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
+                         out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
+    except BaseException:
+        if early:
+            release_workers()              # a bad agent or player count: no run will use them
+        raise
     with RunFolder.open(plan, command, wait=wait) as folder, watching_run(plan.out / WATCH_DIR) as dog:
         run = Run.plan_from(folder, stop_rule, jobs=jobs, backend=backend, scheduler=scheduler,
                             decision_timeout=decision_timeout, dog=dog, t0=t0)
