@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
-
-import numba
 
 _ROOT = Path(__file__).resolve().parent
 _SOURCE_DIRS = (_ROOT, _ROOT.parent / "agents")
@@ -32,9 +31,12 @@ def source_hash() -> str:
 
 def configure() -> str:
     """Point numba's cache at the folder for this source; returns it. Child processes
-    inherit it through the environment."""
+    inherit it through the environment, and numba reads it when imported; numba is not
+    imported here (the command line starts without it), only told when already loaded."""
     base = Path(os.environ.get("NUMBA_CACHE_DIR") or Path.home() / ".cache" / "kc-sim" / "numba")
     folder = base if base.name.startswith(_PREFIX) else base / f"{_PREFIX}{source_hash()}"
     os.environ["NUMBA_CACHE_DIR"] = str(folder)
-    numba.config.CACHE_DIR = str(folder)
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        numba.config.CACHE_DIR = str(folder)
     return str(folder)

@@ -15,9 +15,12 @@ CASES = [
     # what a worker process imports does not bring in pandas or the dask client
     ("kc_sim.tournament.worker", "pandas"),
     ("kc_sim.tournament.worker", "distributed"),
-    # kc-sim --help loads neither the core nor pandas
+    # kc-sim --help loads neither the core nor pandas, nor even numba: kc-sim tournament
+    # starts its workers before loading numba (kc_sim.tournament.pool)
     ("kc_sim.cli", "kc_sim.core.loop"),
     ("kc_sim.cli", "pandas"),
+    ("kc_sim.cli", "numba"),
+    ("kc_sim.tournament.pool", "numba"),
 ]
 
 

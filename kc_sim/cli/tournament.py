@@ -120,11 +120,16 @@ def tournament(
     parquet results, a summary and a manifest; resume an interrupted run."""
     started = process_start()
     supervise()                 # the rest runs in a child this process watches (kc_sim.tournament.supervise)
-    # lazy: loads numba (~1.5 s); kc-sim --help must not
-    from kc_sim.tournament.backends import release_workers
-    from kc_sim.tournament.run import run_tournament
+    from kc_sim.tournament.pool import (  # lazy: joblib; kc-sim --help needs none
+        release_workers,
+        start_early,
+    )
 
     rounds = until_size(until, rounds, max_rounds)
+    start_early(jobs, rounds, matches, backend)     # the workers start while this process imports and plans
+    # lazy: loads numba (~1.5 s); kc-sim --help must not
+    from kc_sim.tournament.run import run_tournament
+
     command = _command("tournament", agents=agents, players=players, rounds=None if until else rounds,
                        matches=matches, rules=rules, seed=seed, jobs=jobs, backend=backend, scheduler=scheduler,
                        out=out, records=records or None, chunk_size=chunk_size,
@@ -323,7 +328,7 @@ def bench_agent(
     supervise()                 # the rest runs in a child this process watches (kc_sim.tournament.supervise)
     # lazy: loads numba (~1.5 s); kc-sim --help must not
     from kc_sim.play.registry import load_agent, parse_agent_list
-    from kc_sim.tournament.backends import release_workers
+    from kc_sim.tournament.pool import release_workers
     from kc_sim.tournament.run import run_tournament
 
     spec = load_agent(agent)

@@ -10,6 +10,9 @@ to their results in completion order, whatever the backend:
   workers are still starting, and writes each finished chunk in between;
 * ``dask``: a ``dask.distributed`` client of a scheduler, or of a LocalCluster.
 
+The loky pool itself (starting it, its workers' set-up, stopping it) is
+:mod:`kc_sim.tournament.pool`.
+
 A worker that dies ends the run with :class:`WorkerLost` naming the chunks not finished;
 on any error or Ctrl-C the workers are stopped at once. Ctrl-C is ignored by the workers
 (only the parent handles it), so no worker prints a traceback. The workers of loky and of
@@ -20,17 +23,19 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
-import signal
-import threading
 from concurrent.futures import FIRST_COMPLETED, CancelledError, wait
 from contextlib import contextmanager
 
-from joblib.externals.loky import get_reusable_executor
 from joblib.externals.loky.process_executor import BrokenProcessPool
 
 from kc_sim.errors import UserError
 from kc_sim.tournament.lifeline import die_with_parent
+from kc_sim.tournament.pool import (
+    loky_executor,
+    quiet_trackers,
+    sigint_ignored,
+    stop_loky,
+)
 from kc_sim.tournament.worker import run_chunk, warm
 
 
@@ -39,62 +44,12 @@ class WorkerLost(UserError):
     the chunks already written are kept and a rerun resumes."""
 
 
-def _worker_start(parent: int) -> None:
-    """Worker initializer: the worker dies with the parent (:mod:`~kc_sim.tournament.lifeline`);
-    Ctrl-C in a terminal reaches the whole process group, but only the parent handles it
-    (it stops the workers), so a worker never prints a traceback."""
-    die_with_parent(parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-_pool = []                       # the reusable pool once made (for release_workers)
-
-
-def _quiet_trackers() -> None:
-    """The resource trackers of loky and multiprocessing outlive a parent killed with
-    ``kill -9`` by a moment, and then warn on the terminal about the semaphores it left:
-    the processes started from here do not print that warning."""
-    quiet = "ignore:resource_tracker:UserWarning"
-    now = os.environ.get("PYTHONWARNINGS", "")
-    if quiet not in now.split(","):
-        os.environ["PYTHONWARNINGS"] = f"{now},{quiet}" if now else quiet
-
-
-def _loky_executor(jobs: int):
-    """joblib's reusable loky process pool (workers inherit the environment, hence the
-    numba cache folder); the same pool is reused by later runs of this process."""
-    _quiet_trackers()
-    ex = get_reusable_executor(max_workers=jobs, timeout=300, initializer=_worker_start, initargs=(os.getpid(),))
-    _pool[:] = [ex]
-    return ex
-
-
-def release_workers() -> None:
-    """Stop the pool's workers now, when nothing will reuse them (the end of a command):
-    left to the interpreter's exit, their shutdown adds about half a second."""
-    if _pool:
-        _stop_loky(_pool.pop())
-
-
-def start_loky(jobs: int) -> None:
-    """Start the pool's workers for a run of ``jobs`` playing processes (this one and
-    ``jobs - 1`` workers) now: each imports the play layer as it starts (the pool's
-    initializer lives in this module), while this process goes on compiling or loading the
-    run's compiled code."""
-    with _sigint_ignored():          # see _sigint_ignored; the initializer covers respawned workers
-        _loky_executor(jobs - 1).submit(_started)
-
-
-def _started() -> None:
-    """The task that starts the pool's processes (a started worker has imported everything)."""
-
-
 def warm_loky(jobs: int, warm_args: tuple) -> list:
     """Have each of the pool's ``jobs - 1`` workers load the run's compiled code (call once this
     process has compiled it, so they only load); returns the futures of those warm-ups
     (queued before any chunk, so a worker plays only once warm)."""
-    with _sigint_ignored():
-        ex = _loky_executor(jobs - 1)
+    with sigint_ignored():
+        ex = loky_executor(jobs - 1)
         return [ex.submit(warm, *warm_args) for _ in range(jobs - 1)]
 
 
@@ -200,15 +155,6 @@ def _dead_loky_worker(ex) -> str | None:
     return None
 
 
-def _stop_loky(ex) -> None:
-    """Kill the pool's workers and wait (briefly) for its manager thread, so that nothing
-    is left running or joining at interpreter exit."""
-    ex.shutdown(wait=False, kill_workers=True)
-    thread = getattr(ex, "_executor_manager_thread", None)
-    if thread is not None:
-        thread.join(timeout=10)
-
-
 @contextmanager
 def executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple, warming=(), check=lambda: None):
     """A function mapping tasks to an iterator of their results in completion order, played
@@ -220,13 +166,13 @@ def executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple, w
     if backend == "sequential" or (backend == "loky" and jobs == 1):
         yield lambda tasks: map(run_chunk, tasks)
     elif backend == "loky":
-        ex = _loky_executor(jobs - 1)       # this process is the jobs-th player
+        ex = loky_executor(jobs - 1)       # this process is the jobs-th player
         try:
             yield lambda tasks: _windowed(lambda t: ex.submit(run_chunk, t), tasks, 2 * (jobs - 1),
                                           lambda: check() or _dead_loky_worker(ex), local=run_chunk,
                                           ready=lambda: all(f.done() for f in warming), watch_dir=watch_dir)
         except BaseException:
-            _stop_loky(ex)
+            stop_loky(ex)
             raise
     else:
         with _dask_client(jobs, scheduler) as client:
@@ -270,22 +216,6 @@ def _dask_results(client, tasks, check, watch_dir):
 
 
 @contextmanager
-def _sigint_ignored():
-    """Ignore Ctrl-C while worker processes are started: they inherit the ignored signal
-    (Python then installs no KeyboardInterrupt handler), so Ctrl-C in a terminal, which
-    reaches the whole process group, stops only the parent, which stops them, and no worker
-    prints a traceback."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-@contextmanager
 def _dask_client(jobs: int, scheduler: str | None):
     """A client of the cluster at ``scheduler``, or of a LocalCluster of ``jobs`` single-thread
     worker processes."""
@@ -302,8 +232,8 @@ def _dask_client(jobs: int, scheduler: str | None):
             except (OSError, TimeoutError, ValueError) as e:
                 raise UserError(f"cannot reach the dask scheduler at {scheduler}: {e}") from None
         else:
-            _quiet_trackers()
-            with _sigint_ignored():      # the worker processes start with Ctrl-C ignored
+            quiet_trackers()
+            with sigint_ignored():      # the worker processes start with Ctrl-C ignored
                 # a worker that dies ends the run, as with loky (dask would retry its chunk elsewhere);
                 # the scheduler's HTTP server on any free port: on 8787, taken by another cluster,
                 # dask warns on stderr and the error line would not be one line

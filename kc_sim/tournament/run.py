@@ -23,7 +23,6 @@ every ``jobs`` and backend.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from dataclasses import dataclass
@@ -33,12 +32,19 @@ from kc_sim.errors import UserError
 from kc_sim.play import runner
 from kc_sim.stats import Tally
 from kc_sim.tournament import results
-from kc_sim.tournament.backends import WorkerLost, executor, release_workers, start_loky, warm_loky
+from kc_sim.tournament.backends import WorkerLost, executor, warm_loky
 from kc_sim.tournament.game_records import write_tournament_records
 from kc_sim.tournament.plan import FAULTS_DIR, FORMAT, Plan, make_plan
+from kc_sim.tournament.pool import (
+    ROUNDS_PER_MATCH,
+    ROUNDS_PER_WORKER,
+    release_workers,
+    resolve_jobs,
+    start_early,
+    start_loky,
+)
 from kc_sim.tournament.rederive import stalled
 from kc_sim.tournament.run_folder import WATCH_DIR, RunFolder, check_run_folder, notice
-from kc_sim.tournament.schedule import CHUNK_ROUNDS
 from kc_sim.tournament.stopping import Stopper, parse_until
 from kc_sim.tournament.watch import check_timeout, watching_run
 from kc_sim.tournament.worker import ChunkTask, warm
@@ -73,21 +79,6 @@ class RunResult:
     loop: str = ""                    # which loop played (kc_sim.play.runner.loop_name)
 
 
-def resolve_jobs(jobs) -> int:
-    if jobs is None or int(jobs) == -1:
-        return os.cpu_count() or 1
-    if int(jobs) < 1:
-        raise UserError(f"bad --jobs {jobs}: expected a positive number (or -1 for every core)")
-    return int(jobs)
-
-
-#: the default --jobs is sized to the work: a worker process costs about a second to start
-#: and load the compiled code, so each one must have at least this many rounds to play
-#: (compiled agents play about 300,000 rounds/s per core, a Python agent about 15,000)
-ROUNDS_PER_WORKER = {True: 300_000, False: 15_000}
-ROUNDS_PER_MATCH = 5            # about, for sizing runs of matches
-
-
 def size_workers(jobs, plan: Plan, pending) -> int:
     """Processes playing the chunks ``pending`` (this one and the workers): ``--jobs`` when
     given (at most one per chunk); by default every core, but no more than the work pays for
@@ -97,17 +88,6 @@ def size_workers(jobs, plan: Plan, pending) -> int:
     rounds = sum(plan.schedule.units_of(c) for c in pending) * (1 if plan.mode == "rounds" else ROUNDS_PER_MATCH)
     per_worker = ROUNDS_PER_WORKER[all(s.compiled for s in plan.specs)]
     return max(1, min(resolve_jobs(jobs), len(pending), -(-rounds // per_worker)))
-
-
-def _workers_likely(jobs, rounds, matches) -> bool:
-    """Whether the run will surely want worker processes, known before its plan: then they
-    are started first, so that their start (about a second: imports, then loading the
-    compiled code) overlaps this process's own (:meth:`Run.warm` adjusts the pool to the
-    plan). By default that is a run of at least two workers' worth of compiled rounds."""
-    units = rounds if rounds is not None else (matches or 0) * ROUNDS_PER_MATCH
-    if resolve_jobs(jobs) < 2 or not units:
-        return False
-    return units > CHUNK_ROUNDS if jobs is not None and int(jobs) != -1 else units >= 2 * ROUNDS_PER_WORKER[True]
 
 
 def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
@@ -128,9 +108,7 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     t0 = time.perf_counter() if started is None else started
     backend, stop_rule, decision_timeout = _check_options(backend, scheduler, records, jobs, until, precision, alpha,
                                                           decision_timeout)
-    early = backend == "loky" and _workers_likely(jobs, rounds, matches)
-    if early:
-        start_loky(resolve_jobs(jobs))     # the workers import while the plan loads the agents
+    early = start_early(jobs, rounds, matches, backend)   # the workers import while the plan loads the agents
     try:
         plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
                          out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pytest
 
 from kc_sim.tournament import backends
+from kc_sim.tournament import pool as loky_pool
 from kc_sim.tournament.backends import WorkerLost
 
 
@@ -67,7 +68,7 @@ def test_workers_get_chunks_once_ready_and_this_process_takes_the_rest():
 
 
 def test_the_pool_probe_sees_a_killed_worker():
-    ex = backends._loky_executor(2)
+    ex = loky_pool.loky_executor(2)
     try:
         assert ex.submit(os.getpid).result(timeout=60) > 0
         assert backends._dead_loky_worker(ex) is None
@@ -80,4 +81,4 @@ def test_the_pool_probe_sees_a_killed_worker():
         # it, the probe must name it with the signal's exit code
         assert found is None and pid not in ex._processes or found == f"worker {pid} exited with code -9"
     finally:
-        backends._stop_loky(ex)
+        loky_pool.stop_loky(ex)

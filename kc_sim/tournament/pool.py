@@ -1,0 +1,142 @@
+"""The pool of worker processes of the loky backend, and how many processes a run gets.
+
+Rule: a run plays in ``--jobs`` processes, this one and ``jobs - 1`` workers of joblib's
+reusable loky pool; by default one per core, but no more than the work pays for (each
+worker costs about a second to start and to load the compiled code). Workers die with this
+process (:mod:`~kc_sim.tournament.lifeline`) and ignore Ctrl-C (only the parent handles it,
+and stops them). A command that will surely use workers starts them before anything heavy
+is imported (:func:`start_early`), so their start overlaps its own.
+
+Light on purpose: imported by the command line before numba, numpy's compiled core or the
+play layer are (``kc_sim.tournament.backends`` uses the pool once a run is planned).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from contextlib import contextmanager
+
+from joblib.externals.loky import get_reusable_executor
+
+from kc_sim.errors import UserError
+from kc_sim.tournament.lifeline import die_with_parent
+
+#: the default --jobs is sized to the work: a worker process costs about a second to start
+#: and load the compiled code, so each one must have at least this many rounds to play
+#: (compiled agents play about 300,000 rounds/s per core, a Python agent about 15,000)
+ROUNDS_PER_WORKER = {True: 300_000, False: 15_000}
+ROUNDS_PER_MATCH = 5            # about, for sizing runs of matches
+#: rounds of a chunk of compiled agents (kc_sim.tournament.schedule.CHUNK_ROUNDS, repeated
+#: here so that this module stays light; a test checks they agree)
+CHUNK_ROUNDS = 50_000
+
+
+def resolve_jobs(jobs) -> int:
+    """The number of processes ``--jobs`` asks for (None or -1: every core)."""
+    if jobs is None or int(jobs) == -1:
+        return os.cpu_count() or 1
+    if int(jobs) < 1:
+        raise UserError(f"bad --jobs {jobs}: expected a positive number (or -1 for every core)")
+    return int(jobs)
+
+
+def workers_likely(jobs, rounds, matches) -> bool:
+    """Whether a run will surely want worker processes, known before its plan: ``--jobs``
+    above 1 and more than a chunk to play, or by default at least two workers' worth of
+    compiled rounds."""
+    units = rounds if rounds is not None else (matches or 0) * ROUNDS_PER_MATCH
+    if resolve_jobs(jobs) < 2 or not units:
+        return False
+    return units > CHUNK_ROUNDS if jobs is not None and int(jobs) != -1 else units >= 2 * ROUNDS_PER_WORKER[True]
+
+
+def start_early(jobs, rounds, matches, backend) -> bool:
+    """Start the loky workers of a run now, before the plan loads the agents, when the run
+    will surely use them (:func:`workers_likely`); a bad ``--jobs`` is left to the run's own
+    checks. Returns whether they were started."""
+    try:
+        if (backend or "loky") != "loky" or not workers_likely(jobs, rounds, matches):
+            return False
+    except (UserError, ValueError, TypeError):
+        return False
+    start_loky(resolve_jobs(jobs))
+    return True
+
+
+def _worker_start(parent: int) -> None:
+    """Worker initializer: the worker dies with the parent (:mod:`~kc_sim.tournament.lifeline`);
+    Ctrl-C in a terminal reaches the whole process group, but only the parent handles it
+    (it stops the workers), so a worker never prints a traceback."""
+    die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+_pool = []                       # the reusable pool once made (for release_workers)
+
+
+def quiet_trackers() -> None:
+    """The resource trackers of loky and multiprocessing outlive a parent killed with
+    ``kill -9`` by a moment, and then warn on the terminal about the semaphores it left:
+    the processes started from here do not print that warning."""
+    quiet = "ignore:resource_tracker:UserWarning"
+    now = os.environ.get("PYTHONWARNINGS", "")
+    if quiet not in now.split(","):
+        os.environ["PYTHONWARNINGS"] = f"{now},{quiet}" if now else quiet
+
+
+def loky_executor(workers: int):
+    """joblib's reusable loky process pool of ``workers`` processes (they inherit the
+    environment, hence the numba cache folder); the same pool is reused by later runs of
+    this process."""
+    quiet_trackers()
+    ex = get_reusable_executor(max_workers=workers, timeout=300, initializer=_worker_start,
+                               initargs=(os.getpid(),))
+    _pool[:] = [ex]
+    return ex
+
+
+def release_workers() -> None:
+    """Stop the pool's workers now, when nothing will reuse them (the end of a command):
+    left to the interpreter's exit, their shutdown adds about half a second."""
+    if _pool:
+        stop_loky(_pool.pop())
+
+
+def start_loky(jobs: int) -> None:
+    """Start the pool's workers for a run of ``jobs`` playing processes (this one and
+    ``jobs - 1`` workers) now: each imports the play layer as it starts (the pool's
+    initializer lives in this module), while this process goes on."""
+    with sigint_ignored():          # see sigint_ignored; the initializer covers respawned workers
+        loky_executor(jobs - 1).submit(_started)
+
+
+def _started() -> None:
+    """The task that starts the pool's processes (a started worker has imported everything)."""
+    import kc_sim.tournament.worker  # noqa: F401 - what every chunk needs, loaded while this process plans
+
+
+def stop_loky(ex) -> None:
+    """Kill the pool's workers and wait (briefly) for its manager thread, so that nothing
+    is left running or joining at interpreter exit."""
+    ex.shutdown(wait=False, kill_workers=True)
+    thread = getattr(ex, "_executor_manager_thread", None)
+    if thread is not None:
+        thread.join(timeout=10)
+
+
+@contextmanager
+def sigint_ignored():
+    """Ignore Ctrl-C while worker processes are started: they inherit the ignored signal
+    (Python then installs no KeyboardInterrupt handler), so Ctrl-C in a terminal, which
+    reaches the whole process group, stops only the parent, which stops them, and no worker
+    prints a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
