@@ -59,6 +59,7 @@ from agents.search import (
     unseen_mask,
 )
 from kc_sim.core.bits import lowest
+from kc_sim.core.kernel import kernel
 from kc_sim.core.layout import (
     DONE,
     HAND,
@@ -108,7 +109,7 @@ WIN_WEIGHT = 10.0
 ROLLOUT_DECISIONS = 4000
 
 
-@nb.njit(cache=True)
+@kernel
 def unseen_cards(st, seat, out):
     """Write the cards the seat has not seen (with multiplicity for two decks, ascending
     card id) into ``out``; returns their number."""
@@ -132,7 +133,7 @@ def unseen_cards(st, seat, out):
     return n
 
 
-@nb.njit(cache=True)
+@kernel
 def visible_copy(st, seat, w):
     """Copy into ``w`` what the seat may see: the header, its hand, hand sizes and the
     piles. Other hands and the stock are left empty (zero)."""
@@ -160,7 +161,7 @@ def copy_live(dst, src):
         dst[i] = src[i]
 
 
-@nb.njit(cache=True)
+@kernel
 def deal_world(vis, st, seat, cards, n, rng, w):
     """A world: ``vis`` (the visible copy) with the ``n`` unseen ``cards`` shuffled by the
     generator ``rng[0]`` and dealt to the other seats (their known hand sizes, in seat
@@ -186,7 +187,10 @@ def deal_world(vis, st, seat, cards, n, rng, w):
         k += 1
 
 
-@nb.njit(cache=True)
+_apply = nb.njit(inline="always")(apply.py_func)
+
+
+@kernel
 def rollout(w, seat, pmem, horizon, nodes, win_w, block_loss, ws, plans, lens, scores):
     """Play the round in world ``w`` on with the rollout policy for every seat, for at most
     ``horizon`` turn changes; returns the seat's objective: its hand penalty minus the mean
@@ -205,7 +209,7 @@ def rollout(w, seat, pmem, horizon, nodes, win_w, block_loss, ws, plans, lens, s
             a = greedy_action(w, s)
             if a < 0:
                 a = STOP
-        apply(w, a)
+        _apply(w, a)
         if a == STOP:
             turns += 1
     players = w[PLAYERS]
