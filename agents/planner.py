@@ -20,6 +20,7 @@ from agents.search import (
     store_plan,
     would_block,
 )
+from kc_sim.core.kernel import kernel
 from kc_sim.core.layout import STOP
 from kc_sim.core.legal import has_play
 from kc_sim.core.policy import compiled_policy
@@ -28,7 +29,7 @@ from kc_sim.play.agent import AgentSpec
 _W = DEFAULT_WEIGHTS
 
 
-@nb.njit(cache=True)
+@kernel
 def plan_turn_in(st, seat, mem, w, max_nodes, avoid_block, ws, plans, lens, scores):
     """:func:`plan_turn` in a search workspace (``agents.search.new_workspace``) with
     ``plans`` (at least 1 x MAX_PLAN + 1), ``lens`` and ``scores`` to write into: no
@@ -71,7 +72,7 @@ def planner_act(st, seat, mem, w, max_nodes, avoid_block=True):
     return plan_turn(st, seat, mem, w, max_nodes, avoid_block)
 
 
-@nb.njit(cache=True)
+@kernel
 def planner_act_in(st, seat, mem, w, max_nodes, ws, plans, lens, scores):
     """:func:`planner_act` in a reused workspace (see :func:`plan_turn_in`)."""
     a = next_planned(mem, st)

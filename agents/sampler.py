@@ -21,7 +21,11 @@ At the start of each turn where it has something to play, the sampler
 
 When the planner's best line goes out it is played at once (the round is won; no world is
 sampled). One search workspace (``agents.search.new_workspace``) serves the candidate
-search and every rollout of a decision.
+search and every rollout of a decision. Each candidate's own turn is played once per
+decision, on the visible copy (it moves only the seat's cards and the piles); a world then
+starts from that end of turn with the world's other hands and undrawn stock (copying only
+the words play can still read), which plays exactly the same rollouts as replaying the
+candidate in every world, 4% faster.
 
 It reads only what its seat may see (its hand, the piles, the stock size, hand sizes and
 the header); it never reads another hand or the stock order (``st[STOCK:]``), so the
@@ -55,6 +59,7 @@ from agents.search import (
     unseen_mask,
 )
 from kc_sim.core.bits import lowest
+from kc_sim.core.kernel import kernel
 from kc_sim.core.layout import (
     DONE,
     HAND,
@@ -104,7 +109,7 @@ WIN_WEIGHT = 10.0
 ROLLOUT_DECISIONS = 4000
 
 
-@nb.njit(cache=True)
+@kernel
 def unseen_cards(st, seat, out):
     """Write the cards the seat has not seen (with multiplicity for two decks, ascending
     card id) into ``out``; returns their number."""
@@ -128,7 +133,7 @@ def unseen_cards(st, seat, out):
     return n
 
 
-@nb.njit(cache=True)
+@kernel
 def visible_copy(st, seat, w):
     """Copy into ``w`` what the seat may see: the header, its hand, hand sizes and the
     piles. Other hands and the stock are left empty (zero)."""
@@ -145,7 +150,18 @@ def visible_copy(st, seat, w):
         w[PILE_SIZE + p] = st[PILE_SIZE + p]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
+def copy_live(dst, src):
+    """Copy the words of ``src`` a round's play can still read into ``dst``: everything up to
+    the stock, and the stock cards not yet drawn (``dst``'s other stock words are left as
+    they are: drawn cards are never read again)."""
+    for i in range(STOCK):
+        dst[i] = src[i]
+    for i in range(STOCK + src[STOCK_POS], STOCK + src[STOCK_LEN]):
+        dst[i] = src[i]
+
+
+@kernel
 def deal_world(vis, st, seat, cards, n, rng, w):
     """A world: ``vis`` (the visible copy) with the ``n`` unseen ``cards`` shuffled by the
     generator ``rng[0]`` and dealt to the other seats (their known hand sizes, in seat
@@ -156,7 +172,8 @@ def deal_world(vis, st, seat, cards, n, rng, w):
         t = cards[i]
         cards[i] = cards[j]
         cards[j] = t
-    w[:] = vis
+    for i in range(STOCK):
+        w[i] = vis[i]
     k = 0
     for s in range(st[PLAYERS]):
         if s == seat:
@@ -170,7 +187,10 @@ def deal_world(vis, st, seat, cards, n, rng, w):
         k += 1
 
 
-@nb.njit(cache=True)
+_apply = nb.njit(inline="always")(apply.py_func)
+
+
+@kernel
 def rollout(w, seat, pmem, horizon, nodes, win_w, block_loss, ws, plans, lens, scores):
     """Play the round in world ``w`` on with the rollout policy for every seat, for at most
     ``horizon`` turn changes; returns the seat's objective: its hand penalty minus the mean
@@ -189,7 +209,7 @@ def rollout(w, seat, pmem, horizon, nodes, win_w, block_loss, ws, plans, lens, s
             a = greedy_action(w, s)
             if a < 0:
                 a = STOP
-        apply(w, a)
+        _apply(w, a)
         if a == STOP:
             turns += 1
     players = w[PLAYERS]
@@ -247,6 +267,19 @@ def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win
     visible_copy(st, seat, vis)
     world = np.empty(STATE_SIZE, np.int64)
     w = np.empty(STATE_SIZE, np.int64)
+    # each candidate's turn played once on the visible copy: a plan moves only the seat's own
+    # cards and the piles (no candidate goes out: the line that does is played at once above),
+    # so in every world the candidate's turn ends in this position with the world's other hands
+    ends = np.empty((k, STOCK), np.int64)
+    for i in range(k):
+        copy_live(w, vis)
+        for j in range(lens[i]):
+            apply(w, plans[i, j])
+        if w[DONE]:                       # cannot happen (see above): fall back to a full replay
+            ends[i, DONE] = 1
+        else:
+            for j in range(STOCK):
+                ends[i, j] = w[j]
     pmem = np.zeros((st[PLAYERS], MEM_SIZE), np.int64)
     total = np.zeros(k, np.float64)
     if st[STOCK_LEN] <= st[STOCK_POS]:      # no stock left: the round's end is near, play it out
@@ -256,9 +289,20 @@ def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win
     for _ in range(budget):
         deal_world(vis, st, seat, cards, n, mem, world)
         for i in range(k):
-            w[:] = world
-            for j in range(lens[i]):
-                apply(w, plans[i, j])
+            if ends[i, DONE]:
+                copy_live(w, world)
+                for j in range(lens[i]):
+                    apply(w, plans[i, j])
+            else:
+                for j in range(STOCK):
+                    w[j] = ends[i, j]
+                for s in range(st[PLAYERS]):
+                    if s != seat:
+                        w[HAND + 2 * s] = world[HAND + 2 * s]
+                        w[HAND + 2 * s + 1] = world[HAND + 2 * s + 1]
+                        w[HAND_N + s] = world[HAND_N + s]
+                for j in range(STOCK + world[STOCK_POS], STOCK + world[STOCK_LEN]):
+                    w[j] = world[j]
             if not w[DONE]:
                 apply(w, STOP)
             total[i] += rollout(w, seat, pmem, horizon, nodes, win_w, block_loss, ws, rp, rl, rs)

@@ -90,6 +90,7 @@ from agents.position import (  # noqa: F401 - pile_set is re-exported for the te
     unseen_mask,
 )
 from kc_sim.core.bits import lowest, popcount
+from kc_sim.core.kernel import kernel
 from kc_sim.core.ids import (
     id_card,
     id_pile,
@@ -345,7 +346,7 @@ def turn_search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep=True,
     return search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, ws)
 
 
-@nb.njit(cache=True)
+@kernel
 def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, ws):
     """:func:`turn_search` in the workspace ``ws`` (:func:`new_workspace`), which it leaves
     ready for the next search.
@@ -551,14 +552,14 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     return n_kept, capped
 
 
-@nb.njit(cache=True)
+@kernel
 def would_block(st):
     """True when an idle turn now would end the round blocked: the stock is empty and every
     other player's last turn was idle."""
     return st[STOCK_LEN] <= st[STOCK_POS] and st[IDLE] >= st[PLAYERS] - 1
 
 
-@nb.njit(cache=True)
+@kernel
 def store_plan(mem, st, plan, n, capped):
     """Keep a plan for this turn in the policy memory."""
     mem[M_TURN] = st[TURNS]
@@ -569,7 +570,7 @@ def store_plan(mem, st, plan, n, capped):
         mem[PLAN0 + i] = plan[i]
 
 
-@nb.njit(cache=True)
+@kernel
 def next_planned(mem, st):
     """The next action of the plan kept for this turn: an action id, STOP when the
     plan is done, or -1 when there is no valid plan (make one)."""
