@@ -266,9 +266,13 @@ def _play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, m
     return row
 
 
+#: numba's options for the round and match loops: they release the GIL while they play (they
+#: touch no Python object), so the threads of the process that called them go on meanwhile -
+#: the ones that hand chunks to the worker processes and take their results, and the watchdog
+LOOP_OPTIONS = {"cache": True, "nogil": True}
 #: the round and match loops, compiled on first use for each type of ``policies``
-rounds_loop = nb.njit(cache=True)(_play_rounds)
-matches_loop = nb.njit(cache=True)(_play_matches)
+rounds_loop = nb.njit(**LOOP_OPTIONS)(_play_rounds)
+matches_loop = nb.njit(**LOOP_OPTIONS)(_play_matches)
 #: each mode's loop
 LOOPS = {"rounds": rounds_loop, "matches": matches_loop}
 
@@ -325,7 +329,7 @@ def _generic(name):
         fn = globals().get(name)
         if fn is None:
             entry, sig = _GENERIC[name]
-            fn = nb.njit(cache=True)(entry)
+            fn = nb.njit(**LOOP_OPTIONS)(entry)
             with compiling():
                 fn.compile(sig(POLICIES_TYPE))
             fn.disable_compile()
