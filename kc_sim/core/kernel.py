@@ -30,3 +30,12 @@ def kernel(fn=None, **options):
     if fn is None:
         return lambda f: nb.njit(**KERNEL_OPTIONS, **options)(f)
     return nb.njit(**KERNEL_OPTIONS, **options)(fn)
+
+
+def prepare_numba() -> None:
+    """Load numba's compiler registries now (about 0.25 s), which the first function loaded
+    from the cache in a process would otherwise do: a worker process calls it as it starts,
+    before it knows what it will play, so that loading the run's compiled code later is quick."""
+    from numba.core.registry import cpu_target
+
+    cpu_target.target_context.refresh()

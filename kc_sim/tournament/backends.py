@@ -82,31 +82,43 @@ def _windowed(submit, tasks, window: int, dead_worker=lambda: None, local=None, 
               watch_dir=None):
     """Submit tasks keeping at most ``window`` in flight; yield results as they complete.
     With ``local`` (a function playing one task here), whenever no submitted task has
-    finished the next task is played by ``local`` in this process instead of waiting, and
-    no task is submitted before ``ready()`` (the workers are warm): a task queued behind a
-    worker still starting could leave this process waiting for it at the end.
+    finished the next task is played by ``local`` in this process instead of waiting. A short
+    run submits no task before ``ready()`` (the workers are warm): a task queued behind a
+    worker still starting could leave this process waiting for it at the end. A long one
+    (:data:`EAGER_TASKS_PER_SLOT` tasks or more for each of the ``window`` slots) queues
+    its first tasks at once, behind the workers' warm-up, so that a worker plays as soon as
+    it is warm rather than when this process next looks (after its own chunk and the store,
+    the first of which imports pyarrow).
     A broken pool (a worker died), seen by a result, by the next submit or by
     ``dead_worker()`` (checked every second while waiting), ends the run with
     :class:`WorkerLost` naming the chunks not finished. Pending futures are left to the
     caller's teardown (cancelling them first races the pool's own shutdown); when the caller
     stops asking for results, the chunks in flight are waited for."""
+    tasks = list(tasks)
+    eager = len(tasks) >= EAGER_TASKS_PER_SLOT * window
     it = iter(tasks)
     pending = {}
     task = None
     submitting = False
+
+    def start_submitting():
+        nonlocal submitting, task
+        if not submitting and (local is None or eager or ready()):
+            submitting = True
+            for task in itertools.islice(it, window):
+                pending[submit(task)] = task
+            task = None
+
     try:
         while True:
-            if not submitting and (local is None or ready()):
-                submitting = True
-                for task in itertools.islice(it, window):
-                    pending[submit(task)] = task
-                task = None
+            start_submitting()
             done = {f for f in pending if f.done()}
             if not done and local is not None:
                 task = next(it, None)
                 if task is not None:
                     res = local(task)
                     task = None
+                    start_submitting()      # the workers may be warm by now: work for them before the store
                     yield res
                     continue
                 local = None
@@ -138,6 +150,9 @@ def _windowed(submit, tasks, window: int, dead_worker=lambda: None, local=None, 
         raise
 
 
+#: a run of at least this many tasks per slot of the window queues its first tasks behind the
+#: workers' warm-up (see _windowed): its workers start well before this process could play them all
+EAGER_TASKS_PER_SLOT = 8
 #: how often a wait for results also checks that no worker died: loky's own detection
 #: can miss a worker killed at the wrong moment (seen once under load: the run then waited
 #: forever), so the pool's processes are looked at directly as well

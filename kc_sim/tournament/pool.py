@@ -113,8 +113,13 @@ def start_loky(jobs: int) -> None:
 
 
 def _started() -> None:
-    """The task that starts the pool's processes (a started worker has imported everything)."""
-    import kc_sim.tournament.worker  # noqa: F401 - what every chunk needs, loaded while this process plans
+    """The task that starts the pool's processes: a started worker has imported what every
+    chunk needs and loaded numba's registries, while this process plans (then loading the
+    run's compiled code takes the worker a few hundredths of a second)."""
+    import kc_sim.tournament.worker  # noqa: F401
+    from kc_sim.core.kernel import prepare_numba
+
+    prepare_numba()
 
 
 def stop_loky(ex) -> None:

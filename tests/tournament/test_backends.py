@@ -59,12 +59,31 @@ def test_workers_get_chunks_once_ready_and_this_process_takes_the_rest():
         time.sleep(0.05)
         return task.index
 
+    n = backends.EAGER_TASKS_PER_SLOT * 2 - 1          # a short run: nothing queued before the workers are warm
     with ThreadPoolExecutor(1) as pool:
         results = list(backends._windowed(lambda t: pool.submit(lambda: time.sleep(0.01) or t.index),
-                                          [_Task(i) for i in range(20)], window=2, local=play_here,
+                                          [_Task(i) for i in range(n)], window=2, local=play_here,
                                           ready=lambda: ready[0]))
-    assert sorted(results) == list(range(20))          # each chunk once, whoever played it
-    assert local[0] == 0 and 0 < len(local) < 20        # here first, then shared with the pool
+    assert sorted(results) == list(range(n))           # each chunk once, whoever played it
+    assert local[0] == 0 and 0 < len(local) < n         # here first, then shared with the pool
+
+
+def test_a_long_run_queues_its_first_chunks_behind_the_warm_up():
+    """With many chunks the first window goes to the pool at once (it waits there behind the
+    workers' warm-up), while this process plays the next ones."""
+    played, submitted = [], []
+    n = backends.EAGER_TASKS_PER_SLOT * 2
+
+    def submit(task):
+        submitted.append(task.index)
+        f = Future()
+        f.set_result(task.index)
+        return f
+
+    results = list(backends._windowed(submit, [_Task(i) for i in range(n)], window=2,
+                                      local=lambda t: played.append(t.index) or t.index, ready=lambda: False))
+    assert submitted[:2] == [0, 1] and sorted(results) == list(range(n))
+    assert sorted(played + submitted) == list(range(n))
 
 
 def test_the_pool_probe_sees_a_killed_worker():
