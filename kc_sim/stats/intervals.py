@@ -17,14 +17,17 @@ observations, ``n_c`` their number; ``g`` the clusters with ``n_c > 0``):
   ``g - 1`` degrees of freedom (:func:`t_of`; at 20 deals it is 2.09, not 1.96), after
   Hall's transformation removes the skewness of the cluster residuals
   (:func:`hall_bounds`; for a rate between 10% and 90% the sample skewness is first shrunk
-  by its standard error). Per-deal penalties are skewed (skewness about 2 at 3-4 players: a
+  by its standard error, otherwise it is bias-adjusted: :func:`adjusted_skewness`). Per-deal penalties are skewed (skewness about 2 at 3-4 players: a
   king in hand costs 10) and so are rare events (blocked rounds); there the plain t
   interval covers 82-93% at 20-50 deals, the corrected one closer to 95%. A *paired* difference of two agents on the same
   deals (the penalty difference, finishes-ahead, a leaderboard share) keeps the plain t
   interval: it is symmetric when the agents are equal, and a noisy skewness estimate of its
   heavy tails would only move it (to 93% at 20 deals);
 * a **rate** (a 0/1 outcome, or a score in [0, 1]) gets the same interval, kept inside
-  [0, 1]. With no variation at all, a rate of exactly 0 (or 1) gets the Wilson interval of 0
+  [0, 1]; a *rare* one (under 10% or over 90%, not paired: blocked rounds) takes the score
+  bound with the design-effect sample size towards the nearer edge (:func:`rare_bound`).
+  Every deal gives a figure the same number of observations, so the bias-reduced clustered
+  variance (CR2) equals CR1 here and changes nothing. With no variation at all, a rate of exactly 0 (or 1) gets the Wilson interval of 0
   successes in the number of deals, and any other rate the same in every deal (two agents
   that play identically: every deal level) the bound of a share of deals not yet seen to
   differ (:func:`rate_from_sums`). A *penalty difference* the same in every deal (two agents
