@@ -2,8 +2,8 @@
 
     python experiments/interval_coverage.py                 # the full study: hours on one core
     python experiments/interval_coverage.py --runs 200      # a quick look
-    python experiments/interval_coverage.py --runs 500 --players 2,3,4 --deals 20,50,500 \
-        --bootstrap 0 --real-runs 500 --real-deals 50 --jobs 2  # results/README.md §10
+    python experiments/interval_coverage.py --runs 4000 --runs-at 500:2000 --players 2,3,4 \
+        --deals 20,50,500 --bootstrap 0 --real-runs 500 --real-deals 50 --jobs 2  # results/README.md §10
 
 It simulates tournaments with a known truth (kc_sim.analysis.coverage: a synthetic tournament
 with kc-sim's structure of line-ups, seatings and deals) at 2, 3 and 4 players in three
