@@ -59,7 +59,8 @@ def test_clustered_mean_is_the_t_interval_of_the_deal_means_when_they_are_symmet
 def test_skewed_deals_move_the_interval_towards_the_long_tail():
     """Right-skewed per-deal values (penalties): Hall's correction puts more of the interval
     above the mean than below, and matches the reference written from its definition; on
-    gamma data of skewness 2 at 50 deals it covers about 94.4% where the t interval covers 92.9%."""
+    gamma data of skewness 2 at 50 deals it covers 95.3% where the t interval covers 93.9% (this
+    test's 3,000 runs, with the adjusted skewness G1)."""
     rng = np.random.default_rng(4)
     S = rng.gamma(1.0, 1.0, 20)
     m, lo, hi = mean_from_sums(S, np.ones(20))
@@ -72,7 +73,7 @@ def test_skewed_deals_move_the_interval_towards_the_long_tail():
         hits["hall"] += lo <= 1.0 <= hi
         tlo, thi = sp.t.interval(0.95, 49, loc=x.mean(), scale=sp.sem(x))
         hits["t"] += tlo <= 1.0 <= thi
-    assert hits["hall"] / 3000 > 0.935 and hits["hall"] >= hits["t"] + 25     # about 94.4% and 92.9%
+    assert hits["hall"] / 3000 > 0.935 and hits["hall"] >= hits["t"] + 25     # 95.3% and 93.9%
     # a paired difference keeps the plain t interval
     assert mean_from_sums(S, np.ones(20), paired=True)[1:] == pytest.approx(
         sp.t.interval(0.95, 19, loc=S.mean(), scale=sp.sem(S)))
