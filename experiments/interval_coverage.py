@@ -2,8 +2,8 @@
 
     python experiments/interval_coverage.py                 # the full study: hours on one core
     python experiments/interval_coverage.py --runs 200      # a quick look
-    python experiments/interval_coverage.py --runs 500 --players 2,3,4 --deals 20,50,500 \
-        --bootstrap 0 --real-runs 500 --real-deals 50 --jobs 2  # results/README.md §10
+    python experiments/interval_coverage.py --runs 4000 --runs-at 500:2000 --players 2,3,4 \
+        --deals 20,50,500 --bootstrap 0 --real-runs 500 --real-deals 50 --jobs 2  # results/README.md §10
 
 It simulates tournaments with a known truth (kc_sim.analysis.coverage: a synthetic tournament
 with kc-sim's structure of line-ups, seatings and deals) at 2, 3 and 4 players in three
@@ -77,6 +77,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=2000, help="simulated tournaments per cell (2,000: +-1pp at 95%%)")
     ap.add_argument("--deals", default="20,50,500", help="deals per simulated tournament")
+    ap.add_argument("--runs-at", default="", help="other runs for some deals, e.g. 500:2000 (deals:runs,...)")
     ap.add_argument("--players", default="2,3,4")
     ap.add_argument("--scenarios", default=",".join(C.SCENARIOS))
     ap.add_argument("--bootstrap-deals", default="20,50", help="deals of the cells with the leaderboard's bootstrap")
@@ -91,14 +92,17 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     (a.out / "cells").mkdir(parents=True, exist_ok=True)
     players = [int(x) for x in a.players.split(",")]
+    runs_at = {int(d): int(n) for d, n in (x.split(":") for x in a.runs_at.split(",") if x)}
     todo = {}
     for k in players:
         for scen in a.scenarios.split(","):
             for d in (int(x) for x in a.deals.split(",")):
-                todo[f"{scen}_{k}p_{d}d"] = (synthetic, (scen, k, d, a.runs, 0, a.truth_deals, a.out))
+                todo[f"{scen}_{k}p_{d}d"] = (synthetic, (scen, k, d, runs_at.get(d, a.runs), 0, a.truth_deals,
+                                                               a.out))
         if a.bootstrap:
             for d in (int(x) for x in a.bootstrap_deals.split(",")):
-                todo[f"difference_{k}p_{d}d_bootstrap"] = (synthetic, ("difference", k, d, a.runs, a.bootstrap,
+                todo[f"difference_{k}p_{d}d_bootstrap"] = (synthetic, ("difference", k, d, runs_at.get(d, a.runs),
+                                                                       a.bootstrap,
                                                                        a.truth_deals, a.out))
         if a.real_runs and k in REAL:
             for d in (int(x) for x in a.real_deals.split(",")):

@@ -2,8 +2,11 @@
 the intervals are") with pandas and scipy, not from kc-sim's code: clustered by deal (per-deal
 sums by ``groupby``), the cluster-robust (CR1) standard error, scipy's Student quantile on the
 deals minus one, Hall's skewness transformation of the studentised mean (for a rate of 10-90% the
-sample skewness soft-thresholded by sqrt(6 / g)), and for rates the
-bounds kept inside [0, 1] (a rate of exactly 0 or 1: the Wilson interval of the deals)."""
+sample skewness soft-thresholded by sqrt(6 / g); otherwise the adjusted skewness G1), for a rare
+rate (under 10% or over 90%, not paired) the bound towards the edge the score bound with the
+design-effect sample size (Clopper-Pearson's with at most 2-3 events, scipy's beta quantile), and
+for rates the bounds kept inside [0, 1] (a rate of exactly 0 or 1: the Wilson interval of the
+deals)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.stats import beta, norm
 from scipy.stats import t as student_t
 
 
@@ -50,6 +53,8 @@ def from_sums(S, N, rate: bool = False, level: float = 0.95, paired: bool = Fals
     skew = (r ** 3).mean() / (r ** 2).mean() ** 1.5
     if rate and min(m, 1 - m) >= 0.1:                                  # a rate of 10-90%: shrunk by the se of
         skew = np.sign(skew) * max(0.0, abs(skew) - math.sqrt(6 / g))  # the skewness under symmetry
+    elif g > 2:                                                        # otherwise the adjusted G1
+        skew = skew * math.sqrt(g * (g - 1)) / (g - 2)
     if paired:                                                         # a paired difference: the plain t
         skew = 0.0
     a, b = skew / (3 * math.sqrt(g)), skew / (6 * math.sqrt(g))
@@ -59,6 +64,16 @@ def from_sums(S, N, rate: bool = False, level: float = 0.95, paired: bool = Fals
         return y - b if abs(a) < 1e-12 else (np.cbrt(1 + 3 * a * (y - b)) - 1) / a
 
     lo, hi = m - se * inverse(q), m - se * inverse(-q)
+    if rate and not paired and min(m, 1 - m) < 0.1:                    # rare: the edge's bound is the score bound
+        edge = min(m, 1 - m)
+        n_eff = min(edge * (1 - edge) / se ** 2, N.sum())              # observations over the design effect
+        z = float(norm.ppf(0.5 + level / 2))
+        x, n = edge * n_eff * (z / q) ** 2, n_eff * (z / q) ** 2      # Korn-Graubard
+        if x <= (2 if n <= 50 else 3):                                 # few events: Clopper-Pearson's bound
+            bound = float(beta.ppf((1 - level) / 2, x, n - x + 1))
+        else:                                                          # Wilson's with Student's quantile
+            bound = wilson(edge * n_eff, n_eff, q)[0]
+        lo, hi = (bound, hi) if m < 0.5 else (lo, 1 - bound)
     return (m, max(0.0, lo), min(1.0, hi)) if rate else (m, lo, hi)
 
 
