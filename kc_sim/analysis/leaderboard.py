@@ -451,7 +451,9 @@ def rate_comparisons(c: Comparisons, bootstrap: int = DEFAULT_BOOTSTRAP, seed: i
         how = "clustered"
     comparisons = N.sum(axis=1)
     score = W.sum(axis=1)
-    order = np.argsort(-theta, kind="stable")
+    # best first; agents whose ratings differ only by rounding (a tie) keep their given order, so
+    # the rows do not depend on the last bits of the linear-algebra library's arithmetic
+    order = np.lexsort((np.arange(n), -np.round(theta, 9)))
     meta, nash = _metagame(c, W, N, theta, order, boot_shares, level)
     rows = []
     for rank, i in enumerate(order, start=1):
