@@ -109,7 +109,10 @@ def start_loky(jobs: int) -> None:
     ``jobs - 1`` workers) now: each imports the play layer as it starts (the pool's
     initializer lives in this module), while this process goes on."""
     with sigint_ignored():          # see sigint_ignored; the initializer covers respawned workers
-        loky_executor(jobs - 1).submit(_started)
+        before = _pool[0] if _pool else None
+        ex = loky_executor(jobs - 1)
+        if ex is not before:        # started once (the command, then the run, ask again)
+            ex.submit(_started)
 
 
 def _started() -> None:
