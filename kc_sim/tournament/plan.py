@@ -22,12 +22,8 @@ from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.names import short_name
 from kc_sim.play.registry import load_agent, parse_agent_list
-from kc_sim.tournament.schedule import (
-    CHUNK_MATCHES,
-    CHUNK_ROUNDS,
-    Schedule,
-    make_schedule,
-)
+from kc_sim.tournament.schedule import Schedule, make_schedule
+from kc_sim.tournament.sizes import CHUNK_MATCHES, CHUNK_ROUNDS
 from kc_sim.tournament.stopping import UNTIL_CHUNK_DIVISOR, UNTIL_MAX_FACTOR, Until
 
 FORMAT = "kc-sim/tournament/2"

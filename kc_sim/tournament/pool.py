@@ -1,8 +1,8 @@
 """The pool of worker processes of the loky backend, and how many processes a run gets.
 
 Rule: a run plays in ``--jobs`` processes, this one and ``jobs - 1`` workers of joblib's
-reusable loky pool; by default one per core, but no more than the work pays for (each
-worker costs about a second to start and to load the compiled code). Workers die with this
+reusable loky pool; by default one per core, but no more than the work pays for
+(:data:`~kc_sim.tournament.sizes.ROUNDS_PER_WORKER`). Workers die with this
 process (:mod:`~kc_sim.tournament.lifeline`) and ignore Ctrl-C (only the parent handles it,
 and stops them). A command that will surely use workers starts them before anything heavy
 is imported (:func:`start_early`), so their start overlaps its own.
@@ -22,15 +22,7 @@ from joblib.externals.loky import get_reusable_executor
 
 from kc_sim.errors import UserError
 from kc_sim.tournament.lifeline import die_with_parent
-
-#: the default --jobs is sized to the work: a worker process costs about a second to start
-#: and load the compiled code, so each one must have at least this many rounds to play
-#: (compiled agents play about 300,000 rounds/s per core, a Python agent about 15,000)
-ROUNDS_PER_WORKER = {True: 300_000, False: 15_000}
-ROUNDS_PER_MATCH = 5            # about, for sizing runs of matches
-#: rounds of a chunk of compiled agents (kc_sim.tournament.schedule.CHUNK_ROUNDS, repeated
-#: here so that this module stays light; a test checks they agree)
-CHUNK_ROUNDS = 50_000
+from kc_sim.tournament.sizes import CHUNK_ROUNDS, ROUNDS_PER_MATCH, ROUNDS_PER_WORKER
 
 
 def resolve_jobs(jobs) -> int:

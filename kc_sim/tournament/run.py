@@ -35,14 +35,8 @@ from kc_sim.tournament import results
 from kc_sim.tournament.backends import WorkerLost, executor, warm_loky
 from kc_sim.tournament.game_records import write_tournament_records
 from kc_sim.tournament.plan import FAULTS_DIR, FORMAT, Plan, make_plan
-from kc_sim.tournament.pool import (
-    ROUNDS_PER_MATCH,
-    ROUNDS_PER_WORKER,
-    release_workers,
-    resolve_jobs,
-    start_early,
-    start_loky,
-)
+from kc_sim.tournament.pool import release_workers, resolve_jobs, start_early, start_loky
+from kc_sim.tournament.sizes import ROUNDS_PER_MATCH, ROUNDS_PER_WORKER
 from kc_sim.tournament.rederive import stalled
 from kc_sim.tournament.run_folder import WATCH_DIR, RunFolder, check_run_folder, notice
 from kc_sim.tournament.stopping import Stopper, parse_until

@@ -46,9 +46,6 @@ import numpy as np
 from kc_sim.core.rng import derive
 from kc_sim.errors import UserError
 
-#: default chunk sizes: rounds per chunk for single rounds, matches per chunk for matches
-CHUNK_ROUNDS = 50_000
-CHUNK_MATCHES = 5_000
 
 SEATING_KINDS = ("balanced", "rotations")
 

@@ -10,9 +10,8 @@ import pytest
 
 from kc_sim.tournament import pool
 from kc_sim.tournament.plan import make_plan
-from kc_sim.tournament.pool import ROUNDS_PER_WORKER
 from kc_sim.tournament.run import run_tournament, size_workers
-from kc_sim.tournament.schedule import CHUNK_ROUNDS
+from kc_sim.tournament.sizes import ROUNDS_PER_WORKER
 
 CORES = os.cpu_count() or 1
 
@@ -37,7 +36,6 @@ def test_an_explicit_jobs_is_kept_up_to_one_worker_per_chunk():
 def test_workers_are_started_before_the_plan_only_when_the_run_will_use_them():
     """The command starts its workers before it imports the core (kc_sim.tournament.pool):
     only for runs that surely use them, as :func:`size_workers` would size them."""
-    assert pool.CHUNK_ROUNDS == CHUNK_ROUNDS                 # the light module's copy of the chunk size
     likely = pool.workers_likely
     assert not likely(None, 200_000, None)                    # the default run plays in one process
     assert likely(None, 2 * ROUNDS_PER_WORKER[True], None) == (CORES > 1)

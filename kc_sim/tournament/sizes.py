@@ -1,0 +1,20 @@
+"""How a run's work is cut and sized: chunk sizes, and what a worker process must have to play.
+
+Rule: a run is cut into chunks of :data:`CHUNK_ROUNDS` rounds (:data:`CHUNK_MATCHES`
+matches), the unit a process plays, stores and resumes by; a worker process costs about a
+second to start and load the compiled code, so the default ``--jobs`` gives each one at least
+:data:`ROUNDS_PER_WORKER` rounds.
+
+No imports on purpose: the schedule (which cuts the chunks) and the light pool module (which
+the command line loads before numba, to start workers early) both read these.
+"""
+
+#: default chunk sizes: rounds per chunk for single rounds, matches per chunk for matches
+CHUNK_ROUNDS = 50_000
+CHUNK_MATCHES = 5_000
+
+#: rounds a worker process must have to pay for its start (compiled agents play about
+#: 300,000 rounds/s per core, a Python agent about 15,000), keyed by "all agents compiled"
+ROUNDS_PER_WORKER = {True: 300_000, False: 15_000}
+#: rounds of a match under the classic rules, about (4.9 measured), for sizing runs of matches
+ROUNDS_PER_MATCH = 5
