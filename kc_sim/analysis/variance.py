@@ -49,6 +49,9 @@ FOLDS = 5
 EXPECTATION_RATIO = 10
 #: fewest expectation deals
 MIN_EXPECTATION_DEALS = 200_000
+#: per pair, at most this many per-deal scores are kept (a uniform sample of the run's deals),
+#: for :mod:`kc_sim.analysis.power` to simulate short runs; memory stays flat at any run size
+SCORE_SAMPLE = 20_000
 _FOLD_SALT = np.uint64(0x666F6C64)
 _RIDGE = 1e-9
 
@@ -202,6 +205,7 @@ class PairAdjusted:
     rounds_per_deal: float      # rounds of a deal in which the pair sits together
     est: Adjusted
     run_rounds_per_deal: float = math.nan   # rounds of a deal in the whole run (line-ups x seatings)
+    scores: np.ndarray | None = None        # a uniform sample of the per-deal scores (ScoreSample)
 
     def to_dict(self) -> dict:
         return {"a": self.a, "b": self.b, "rounds": self.rounds, "rounds_per_deal": self.rounds_per_deal,
@@ -248,6 +252,28 @@ def pair_indices(labels, pairs=None) -> list[tuple[int, int]]:
             raise UserError(f"unknown agent in pair {a},{b}: expected two of {', '.join(labels)}")
         out.append((index[a], index[b]))
     return out
+
+
+class ScoreSample:
+    """A uniform sample of at most ``cap`` per-deal scores of a stream of deals (reservoir
+    sampling, Vitter's algorithm R, with a fixed seed: the same run gives the same sample)."""
+
+    def __init__(self, cap: int = SCORE_SAMPLE, seed: int = 0):
+        self.cap, self.seen = cap, 0
+        self.values = np.empty(0)
+        self._rng = np.random.default_rng(seed)
+
+    def add(self, y) -> None:
+        y = np.asarray(y, dtype=np.float64)
+        room = max(0, min(len(y), self.cap - len(self.values)))
+        self.values = np.r_[self.values, y[:room]]
+        rest = y[room:]
+        if len(rest):                # item t (0-based) replaces a random slot with probability cap / (t + 1)
+            t = self.seen + room + np.arange(len(rest))
+            j = self._rng.integers(0, t + 1)
+            keep = j < self.cap
+            self.values[j[keep]] = rest[keep]      # in order: a later item overwrites an earlier one
+        self.seen += len(y)
 
 
 class _Pending:
@@ -311,6 +337,7 @@ def run_adjusted(run_dir, pairs=None, *, folds: int = FOLDS, expectation_deals: 
     F = len(feature_names(players))
     stats = [FoldStats(F, folds) for _ in pidx]
     pending = [_Pending(nd if nd else 10**9) for nd in need]
+    samples = [ScoreSample() for _ in pidx]
     rounds = np.zeros(len(pidx), np.int64)
     index = {n: i for i, n in enumerate(labels)}
     n_rows, deal_ranges = 0, []
@@ -329,10 +356,12 @@ def run_adjusted(run_dir, pairs=None, *, folds: int = FOLDS, expectation_deals: 
             rounds[p] += n[met, p].sum()
             d, y, Xd = pending[p].add(deals[met], score[met, p] * n[met, p], n[met, p], X[met])
             stats[p].add(d, y, Xd)
+            samples[p].add(y)
     for p in range(len(pidx)):
         d, y, Xd = pending[p].rest()
         if len(d):
             stats[p].add(d, y, Xd)
+            samples[p].add(y)
     total_deals = int(max(s.n.sum() for s in stats)) if stats else 0
     n_deals = sum(b - a for a, b in merge_intervals(deal_ranges))
     m = expectation_deals or max(MIN_EXPECTATION_DEALS, EXPECTATION_RATIO * total_deals)
@@ -348,7 +377,7 @@ def run_adjusted(run_dir, pairs=None, *, folds: int = FOLDS, expectation_deals: 
             continue
         est = adjusted_mean(stats[p], mu, mu_cov)
         out.append(PairAdjusted(labels[a], labels[b], int(rounds[p]), float(rounds[p] / stats[p].n.sum()), est,
-                                float(run_rpd)))
+                                float(run_rpd), samples[p].values))
     if not out:
         raise UserError(f"no pair of agents met in {run_dir}: expected rounds with two agents dealt in")
     return out

@@ -85,17 +85,19 @@ def test_a_run_of_the_size_power_prints_has_its_power(tmp_path):
                    jobs=1, quiet=True)
     res = C.power_check(out, 0.02, sims=1500, seed=1)
     assert all(p["rounds"] == 24 * p["deals"] for p in res["pairs"])
-    # greedy vs king-first: a few deals suffice. Pairs that need under 100 deals (greedy vs
-    # pile-merger: level in most deals, a heavy-tailed per-deal score) reach more than 80%
-    # (86% here): the formula's sd is the population's, most short runs see a smaller one
-    checked = [p for p in res["pairs"] if p["deals"] >= 100]
-    assert len(checked) >= 3
+    # pairs that need under 200 deals are sized by simulation (the formula gave greedy vs
+    # pile-merger 71 deals and 86% power: a heavy-tailed per-deal score, level in most deals);
+    # greedy and king-first are level in all but one of the pilot's 200 deals: a run whose
+    # deals are all level rejects only past 92 deals (the bound of deals not yet seen to
+    # differ), so the power jumps from about 37% to 100% there, and 93 deals are printed
+    by_pair = {p["pair"]: p for p in res["pairs"]}
+    assert by_pair["greedy vs king-first"]["deals"] == 93 and by_pair["greedy vs king-first"]["power"] == 1.0
+    assert by_pair["greedy vs pile-merger"]["deals"] < 71
+    assert sum(p["deals"] >= 200 for p in res["pairs"]) >= 3
     for p in res["pairs"]:
         se = math.sqrt(0.8 * 0.2 / p["sims"])
-        if p in checked:
+        if p["pair"] != "greedy vs king-first":
             assert abs(p["power"] - 0.8) < 3.5 * se + 0.01, p
-        elif p["deals"] >= 20:
-            assert 0.8 - 3.5 * se - 0.01 < p["power"] < 0.9, p
 
 
 def test_blocked_rounds_at_2_players_are_not_far_too_wide():
@@ -117,9 +119,9 @@ def test_blocked_rounds_at_2_players_are_not_far_too_wide():
     for s in S:
         _, lo, hi = rate_from_sums(s, N)
         hits += lo <= truth <= hi
-        m, se, _, skew = _cluster_stats(s, N)
+        m, se, _, skew, _ = _cluster_stats(s, N)
         if se > 0:
-            lo, hi = hall_bounds(m, se, g, skew, t_of(0.95, g - 1), shrink=False)
+            lo, hi = hall_bounds(m, se, g, skew, t_of(0.95, g - 1))
         mean_hits += lo <= truth <= hi
     assert 0.95 <= hits / runs <= 0.975, hits / runs
     assert mean_hits / runs > 0.985, mean_hits / runs

@@ -240,6 +240,41 @@ def test_matches_in_the_tally():
     assert df.loc[0, "mean_total"] == pytest.approx(mean_from_sums([35.0, 26.0], [2, 1])[0])
 
 
+def test_a_mean_alike_in_every_deal_up_to_rounding_has_no_spread():
+    """Per-deal sums that are not exact in binary (6.24 in 12 rounds, every deal) leave residuals
+    of 1e-16: they are no spread, so the rate gets the bound of the deals not yet seen to
+    differ, not a zero width."""
+    S, N = np.full(37, 6.24), np.full(37, 12.0)
+    p, lo, hi = rate_from_sums(S, N)
+    f = 1 - 0.025 ** (1 / 37)
+    assert (lo, hi) == pytest.approx((p * (1 - f), p + (1 - p) * f))
+    assert mean_from_sums(S / 12, np.ones(37), spread=1.0)[1:] == pytest.approx((0.52 - f, 0.52 + f))
+
+
+def test_heavy_tails_take_fewer_degrees_of_freedom():
+    """Heavy-tailed per-deal values (lognormal, sigma 1: one hand's penalty when the agents are
+    deterministic) make the standard error itself noisy on a few deals: the quantile's degrees
+    of freedom follow their kurtosis (Satterthwaite), and on 20 deals the interval covers 93.8%
+    (this test's 3,000 runs) where Student's on the deals minus one covers 92.6%; light tails
+    keep ``g - 1``; both equal the reference."""
+    from kc_sim.stats.intervals import _cluster_stats, hall_bounds, kurtosis_df, t_of
+
+    rng = np.random.default_rng(8)
+    assert kurtosis_df(-1.0, 20) == 19 and kurtosis_df(50.0, 3) == 2
+    assert 2 < kurtosis_df(5.0, 20) < 19
+    x = rng.lognormal(0.0, 1.0, 20)
+    assert mean_from_sums(x, np.ones(20)) == pytest.approx(reference(x, np.ones(20)), rel=1e-9)
+    truth, g, hits, t_hits = math.exp(0.5), 20, 0, 0
+    for _ in range(3000):
+        x = rng.lognormal(0.0, 1.0, g)
+        _, lo, hi = mean_from_sums(x, np.ones(g))
+        hits += lo <= truth <= hi
+        m, se, _, skew, _ = _cluster_stats(x, np.ones(g))
+        lo, hi = hall_bounds(m, se, g, skew, t_of(0.95, g - 1))
+        t_hits += lo <= truth <= hi
+    assert hits / 3000 > 0.935 and hits >= t_hits + 25, (hits, t_hits)
+
+
 def test_rare_rates_take_the_score_bound_towards_the_edge():
     """A rate under 10% (blocked rounds): the lower bound is the score bound of the rate in the
     observations over the design effect (Clopper-Pearson's with at most 2-3 events), the upper

@@ -1,8 +1,10 @@
 """The reference interval of the tests, written from its definition (docs/analysis.md, "What
 the intervals are") with pandas and scipy, not from kc-sim's code: clustered by deal (per-deal
-sums by ``groupby``), the cluster-robust (CR1) standard error, scipy's Student quantile on the
-deals minus one, Hall's skewness transformation of the studentised mean (for a rate of 10-90% the
-sample skewness soft-thresholded by sqrt(6 / g); otherwise the adjusted skewness G1), for a rare
+sums by ``groupby``), the cluster-robust (CR1) standard error, Hall's skewness transformation of
+the studentised mean (for a rate of 10-90% the sample skewness soft-thresholded by sqrt(6 / g);
+otherwise scipy's adjusted skewness G1 of the deals' residuals), scipy's Student quantile on the
+deals minus one, or for a mean (not paired, at least four deals) on Satterthwaite's degrees of
+freedom ``2 / (2 / (g - 1) + max(G2, 0) / g)`` (G2: scipy's adjusted excess kurtosis), for a rare
 rate (under 10% or over 90%, not paired) the bound towards the edge the score bound with the
 design-effect sample size (Clopper-Pearson's with at most 2-3 events, scipy's beta quantile), and
 for rates the bounds kept inside [0, 1] (a rate of exactly 0 or 1: the Wilson interval of the
@@ -14,7 +16,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.stats import beta, norm
+from scipy.stats import beta, kurtosis, norm, skew as skewness
 from scipy.stats import t as student_t
 
 
@@ -50,21 +52,25 @@ def from_sums(S, N, rate: bool = False, level: float = 0.95, paired: bool = Fals
             return (m, m, m) if spread is None else (m, m - f * spread, m + f * spread)
         f = 1 - ((1 - level) / 2) ** (1 / g)          # a share of deals not yet seen to differ: at most f
         return m, m * (1 - f), m + (1 - m) * f
-    skew = (r ** 3).mean() / (r ** 2).mean() ** 1.5
-    if rate and min(m, 1 - m) >= 0.1:                                  # a rate of 10-90%: shrunk by the se of
-        skew = np.sign(skew) * max(0.0, abs(skew) - math.sqrt(6 / g))  # the skewness under symmetry
-    elif g > 2:                                                        # otherwise the adjusted G1
-        skew = skew * math.sqrt(g * (g - 1)) / (g - 2)
+    rare = rate and not paired and min(m, 1 - m) < 0.1
     if paired:                                                         # a paired difference: the plain t
         skew = 0.0
+    elif rate and not rare:                                            # a rate of 10-90%: shrunk by the se of
+        skew = (r ** 3).mean() / (r ** 2).mean() ** 1.5                # the skewness under symmetry
+        skew = np.sign(skew) * max(0.0, abs(skew) - math.sqrt(6 / g))
+    else:                                                              # otherwise G1 (g1 itself below 3 deals)
+        skew = float(skewness(r, bias=False))
+    df = g - 1.0
+    if g >= 4 and not (paired or rate):                                # a mean's heavy tails: fewer degrees of freedom
+        df = 2 / (2 / (g - 1) + max(float(kurtosis(r, bias=False)), 0.0) / g)
     a, b = skew / (3 * math.sqrt(g)), skew / (6 * math.sqrt(g))
-    q = float(student_t.ppf(0.5 + level / 2, g - 1))
+    q = float(student_t.ppf(0.5 + level / 2, df))
 
     def inverse(y):                  # of T + a T^2 + a^2 T^3 / 3 + b (Hall 1992)
         return y - b if abs(a) < 1e-12 else (np.cbrt(1 + 3 * a * (y - b)) - 1) / a
 
     lo, hi = m - se * inverse(q), m - se * inverse(-q)
-    if rate and not paired and min(m, 1 - m) < 0.1:                    # rare: the edge's bound is the score bound
+    if rare:                                                           # the edge's bound is the score bound
         edge = min(m, 1 - m)
         n_eff = min(edge * (1 - edge) / se ** 2, N.sum())              # observations over the design effect
         z = float(norm.ppf(0.5 + level / 2))
