@@ -75,7 +75,8 @@ def as_cell(d: dict) -> C.Cell:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=2000, help="simulated tournaments per cell (2,000: +-1pp at 95%%)")
+    ap.add_argument("--runs", type=int, default=2000,
+                    help="simulated tournaments per cell (2,000: +-1pp at 95%%; 0: no synthetic cell)")
     ap.add_argument("--deals", default="20,50,500", help="deals per simulated tournament")
     ap.add_argument("--runs-at", default="", help="other runs for some deals, e.g. 500:2000 (deals:runs,...)")
     ap.add_argument("--players", default="2,3,4")
@@ -90,11 +91,14 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--out", type=Path, default=Path("results/coverage"))
     a = ap.parse_args(argv)
+    for name in ("runs", "real_runs", "bootstrap"):
+        if getattr(a, name) < 0:
+            ap.error(f"bad --{name.replace('_', '-')} {getattr(a, name)}: expected 0 or more")
     (a.out / "cells").mkdir(parents=True, exist_ok=True)
     players = [int(x) for x in a.players.split(",")]
     runs_at = {int(d): int(n) for d, n in (x.split(":") for x in a.runs_at.split(",") if x)}
     todo = {}
-    for k in players:
+    for k in players if a.runs else ():
         for scen in a.scenarios.split(","):
             for d in (int(x) for x in a.deals.split(",")):
                 todo[f"{scen}_{k}p_{d}d"] = (synthetic, (scen, k, d, runs_at.get(d, a.runs), 0, a.truth_deals,
@@ -104,6 +108,7 @@ def main(argv=None) -> int:
                 todo[f"difference_{k}p_{d}d_bootstrap"] = (synthetic, ("difference", k, d, runs_at.get(d, a.runs),
                                                                        a.bootstrap,
                                                                        a.truth_deals, a.out))
+    for k in players:
         if a.real_runs and k in REAL:
             for d in (int(x) for x in a.real_deals.split(",")):
                 todo[f"real_{k}p_{d}d"] = (real, (k, d, a.real_runs, a.truth_deals // 4))
@@ -116,14 +121,17 @@ def main(argv=None) -> int:
             cell_file(a.out, name).write_text(json.dumps(d, default=str))
             print(f"{name}: {d['runs']} runs in {d['seconds']:.0f} s", file=sys.stderr)
     cells = {n: json.loads(cell_file(a.out, n).read_text()) for n in todo}
+    band = (f"the band of a correct interval, +-3 binomial standard errors: {100 * C.band(a.runs)[0]:.1f}-"
+            f"{100 * C.band(a.runs)[1]:.1f}%" if a.runs else "no synthetic cell")
     lines = ["# Coverage of kc-sim's 95% intervals", "",
-             f"Made by `python experiments/interval_coverage.py` ({a.runs:,} simulated runs per cell; the band of a correct "
-             f"interval, +-3 binomial standard errors: {100 * C.band(a.runs)[0]:.1f}-{100 * C.band(a.runs)[1]:.1f}%).",
+             f"Made by `python experiments/interval_coverage.py` ({a.runs:,} simulated runs per cell; {band}).",
              "A cell pools every agent or pair of a run (each run's keys count once each; pooling only narrows "
              "the spread). `exact`: a zero-width interval at the exact truth (identical agents: every deal level), "
              "counted apart.", ""]
     for k in players:
         group = [as_cell(cells[n]) for n in todo if f"_{k}p_" in n]
+        if not group:
+            continue
         for c, n in zip(group, [n for n in todo if f"_{k}p_" in n]):
             c.scenario = n.split(f"_{k}p_")[0] + (" (bootstrap)" if n.endswith("bootstrap") else "")
         lines += [f"## {k} players", "", C.table(group), ""]
