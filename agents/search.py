@@ -200,6 +200,21 @@ CARD_PEN = np.array([[10 if RANK[c] == KING else 1 for c in range(52)],
                      [FACE_VALUE[RANK[c]] for c in range(52)]], dtype=np.int64)
 
 
+#: odd multiplier (2^64 / golden ratio) spreading a key's bits into the top bits of the product
+_SLOT_MUL = np.int64(-0x61C8864680B583EB)
+_SLOT_SHIFT = 64 - TABLE_SIZE.bit_length() + 1
+
+
+@nb.njit(cache=True, inline="always")
+def table_slot(hk):
+    """The first table slot tried for key ``hk``: the top bits of ``hk`` times an odd
+    constant. The key's low bits alone (the slot once) depend on only the hand's low cards
+    and the first piles (:func:`pos_hash` shifts right by 2 only once per word), so the
+    keys crowded into runs of adjacent slots and a probe walked them: a fifth of the
+    search's time. Only where a key is stored changes, so the search is the same."""
+    return ((hk * _SLOT_MUL) >> _SLOT_SHIFT) & (TABLE_SIZE - 1)
+
+
 @nb.njit(cache=True)
 def new_workspace():
     """A workspace for :func:`search`: reusable by any number of searches, one at a time
@@ -499,7 +514,7 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                 continue
         h0, h1, tp, bp = apply_compact(ws[H0 + d], ws[H1 + d], tpd, ws[HB + d], a)
         hk = pos_hash(h0, h1, tp, bp)
-        slot = hk & (TABLE_SIZE - 1)
+        slot = table_slot(hk)
         seen = False
         while ws[KEYS + slot] != 0:
             if ws[KEYS + slot] == hk:
