@@ -25,7 +25,7 @@ Pruning and de-duplication:
 * **no pointless moves**: a pile move always frees a side, so moves are explored only
   while the hand holds a card an empty side would take;
 * **branch and bound**: once the k best are kept, a node is not expanded when
-  :func:`_stuck_bound` (a lower bound on the score of every position below it) already
+  :func:`_stuck_bound_reaches` (a lower bound on the score of every position below it) already
   scores no better than the worst kept: the weighted penalty of the hand cards no
   continuation can place (:func:`placeable_from`) plus, when some card is stuck (so the
   turn cannot go out, which scores 0), the openings nothing below can close
@@ -242,20 +242,36 @@ def _score_pen(pen, h0, bp, tops, empty, fit, unseen, table, side_ok, w, open_sc
     """:func:`_score` given the hand's penalty ``pen``."""
     if pen == 0 and h0 == 0:
         return np.int64(0)
+    opened = popcount(unseen & _open_targets(fit, empty, side_ok))
+    return (64 * w[W_PEN] * pen + w[W_OPEN] * open_scale * opened
+            + _free_dead(h0, bp, tops, empty, table, w))
+
+
+@nb.njit(cache=True, inline="always")
+def _open_targets(fit, empty, side_ok):
+    """The cards the position leaves a place for: those fitting on a top, the kings when a
+    corner is empty, every card an empty side takes when a side is empty."""
     targets = fit
-    ec = (empty >> 4) != 0
-    if ec:
+    if (empty >> 4) != 0:
         targets |= np.int64(KINGS_MASK)
-    free = popcount(empty & 0xF)
-    if free:
+    if empty & 0xF:
         targets |= side_ok
+    return targets
+
+
+@nb.njit(cache=True, inline="always")
+def _free_dead(h0, bp, tops, empty, table, w):
+    """The score's last two terms, ``64 (W_FREE free + W_DEAD dead)`` (module doc): never
+    negative with non-negative weights, so the search first checks whether the penalty and
+    the openings alone already keep a node out of the k best and only then counts these."""
+    ec = (empty >> 4) != 0
+    free = popcount(empty & 0xF)
     for s in range(N_SIDES):
         b = pile_get(bp, s)
         if b >= 0:
             free += popcount(FITS_UNDER[b] & tops)
             if ec and RANK[b] == KING:
                 free += 1
-    opened = popcount(unseen & targets)
     dead = 0
     if w[W_DEAD] != 0:
         rest = h0 & np.int64(NON_KINGS_MASK)
@@ -266,7 +282,7 @@ def _score_pen(pen, h0, bp, tops, empty, fit, unseen, table, side_ok, w, open_sc
             par = FITS_UNDER[c]
             if (par & buried) == par:
                 dead += 1
-    return 64 * (w[W_PEN] * pen + w[W_FREE] * free + w[W_DEAD] * dead) + w[W_OPEN] * opened * open_scale
+    return 64 * (w[W_FREE] * free + w[W_DEAD] * dead)
 
 
 @nb.njit(cache=True, inline="always")
@@ -297,16 +313,23 @@ def placeable_from(h0, tops, empty, bp, fit, side_ok):
 
 
 @nb.njit(cache=True, inline="always")
-def _stuck_bound(h0, h1, tp, tops, empty, bp, fit, side_ok, scoring, pen_w, ow, unseen):
-    """A lower bound on the score of every position below this one: the weighted penalty
-    of the hand cards no continuation can place (:func:`placeable_from`)."""
+def _stuck_bound_reaches(h0, h1, tp, tops, empty, bp, fit, side_ok, scoring, pen_w, ow, unseen, worst):
+    """Whether a lower bound on the score of every position below this one already scores
+    no better than ``worst``: the weighted penalty of the hand cards no continuation can
+    place (:func:`placeable_from`) plus, when some card is stuck, the openings nothing below
+    can close (:func:`_fixed_targets`, a subset of ``fit`` and the kings: its cost is
+    skipped when the answer is already known without it)."""
     p = placeable_from(h0, tops, empty, bp, fit, side_ok)
     if p == h0:
-        return np.int64(0)            # going out may be possible: it scores 0
+        return worst <= 0             # going out may be possible: it scores 0
     lb = pen_w * _penalty(h0 & ~p, h1 & ~p, scoring)
     if ow > 0:
+        if lb >= worst:
+            return True
+        if lb + ow * popcount(unseen & (fit | np.int64(KINGS_MASK))) < worst:
+            return False
         lb += ow * popcount(unseen & _fixed_targets(h0, tp, bp, tops, empty))
-    return lb
+    return lb >= worst
 
 
 @nb.njit(cache=True, inline="always")
@@ -370,9 +393,10 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     deck, scanned from the packed tops with two, where two piles may show the same card)
     and the cards that fit, for both the evaluation and the children; its hand's penalty is
     counted once. It skips the evaluation of a node whose penalty alone already scores no
-    better than the worst plan kept (the other terms are never negative with non-negative
-    weights): the same plans as evaluating every node. It expands no node whose
-    :func:`_stuck_bound` cannot beat the worst plan kept (the bound is not even computed
+    better than the worst plan kept, and counts the free sides (:func:`_free_dead`) only
+    when the penalty and the openings do not already (the other terms are never negative
+    with non-negative weights): the same plans as evaluating every node. It expands no node
+    whose bound (:func:`_stuck_bound_reaches`) cannot beat the worst plan kept (the bound is not even computed
     when the node's whole penalty and every unseen card opened could not reach that plan),
     and tries the children in the order of the module doc (``CARD_PEN``, sorted in ``ws``).
     A child already reached by another order (the table) costs no sleep set."""
@@ -447,7 +471,13 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
             if stop_ok and full and bound_ok and lb >= scores[n_kept - 1]:
                 stop_ok = False      # cannot enter the k best
             if stop_ok:
-                sc = _score_pen(pen, h0, ws[HB + d], tops, empty, fit, unseen, table, side_ok, w, open_scale)
+                if pen == 0 and h0 == 0:
+                    sc = np.int64(0)
+                else:
+                    # the score of _score_pen, its last terms counted only if they can matter
+                    sc = lb + ow * popcount(unseen & _open_targets(fit, empty, side_ok))
+                    if not (full and bound_ok and sc >= scores[n_kept - 1]):
+                        sc += _free_dead(h0, ws[HB + d], tops, empty, table, w)
                 # insert into the k best (distinct positions), keeping order
                 if n_kept < k_best or sc < scores[n_kept - 1]:
                     i = n_kept if n_kept < k_best else k_best - 1
@@ -471,8 +501,8 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                 capped = 1
             elif nodes >= max_nodes:
                 ws[NK + d] = 0
-            elif bound_ok and n_kept == k_best and lb + ow_all >= scores[n_kept - 1] and _stuck_bound(
-                    h0, h1, tp, tops, empty, ws[HB + d], fit, side_ok, scoring, pen_w, ow, unseen) >= scores[n_kept - 1]:
+            elif bound_ok and n_kept == k_best and lb + ow_all >= scores[n_kept - 1] and _stuck_bound_reaches(
+                    h0, h1, tp, tops, empty, ws[HB + d], fit, side_ok, scoring, pen_w, ow, unseen, scores[n_kept - 1]):
                 ws[NK + d] = 0              # nothing below can enter the k best
             else:
                 nk = children_of(h0, tp, ws[HB + d], tops, empty, fit, side_ok, ws, KIDS + d * MAX_CHILDREN)
