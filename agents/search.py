@@ -17,7 +17,8 @@ reaches them.
 Pruning and de-duplication:
 
 * **transpositions**: a position reached by two orders of the same actions is expanded
-  once (a hash of the hand and the packed tops and bases in a small open-addressing table);
+  once (a Zobrist hash of the hand and the packed tops and bases, updated by each action's
+  change, in a small open-addressing table);
 * **symmetry**: empty sides are interchangeable, and so are empty corners, so a card (or
   a pile) goes only to the *first* empty side (corner);
 * **sleep sets**: placements of different cards on different non-empty piles commute, so
@@ -82,11 +83,13 @@ from agents.position import (  # noqa: F401 - pile_set is re-exported for the te
     children,
     children_of,
     fits_on_set,
+    hash_delta,
     pack_piles,
     pile_get,
     pile_set,
     pos_hash,
     scan_piles,
+    table_key,
     unseen_mask,
 )
 from kc_sim.core.bits import lowest, popcount
@@ -184,8 +187,9 @@ def open_weight_scale(st, seat, unseen, mode):
 _SW = 7
 _D = MAX_PLAN + 1
 # the search's workspace (one int64 array): the transposition table's keys (all zero
-# between searches), the slots filled (to clear them afterwards), 10 words per depth, the
-# children per depth, and the sleep and explored sets per depth
+# between searches), the slots filled (to clear them afterwards), 10 words per depth (the
+# hand's two planes, children count and index, action, tops, bases, top mask, empty piles,
+# hash), the children per depth, and the sleep and explored sets per depth
 _W_KEYS = 0
 _W_SLOTS = TABLE_SIZE
 _W_DEPTH = 2 * TABLE_SIZE
@@ -198,21 +202,6 @@ WS_SIZE = _W_ORD + MAX_CHILDREN
 #: CARD_PEN[scoring, c]: the penalty of card c held at the end (kings10, face)
 CARD_PEN = np.array([[10 if RANK[c] == KING else 1 for c in range(52)],
                      [FACE_VALUE[RANK[c]] for c in range(52)]], dtype=np.int64)
-
-
-#: odd multiplier (2^64 / golden ratio) spreading a key's bits into the top bits of the product
-_SLOT_MUL = np.int64(-0x61C8864680B583EB)
-_SLOT_SHIFT = 64 - TABLE_SIZE.bit_length() + 1
-
-
-@nb.njit(cache=True, inline="always")
-def table_slot(hk):
-    """The first table slot tried for key ``hk``: the top bits of ``hk`` times an odd
-    constant. The key's low bits alone (the slot once) depend on only the hand's low cards
-    and the first piles (:func:`pos_hash` shifts right by 2 only once per word), so the
-    keys crowded into runs of adjacent slots and a probe walked them: a fifth of the
-    search's time. Only where a key is stored changes, so the search is the same."""
-    return ((hk * _SLOT_MUL) >> _SLOT_SHIFT) & (TABLE_SIZE - 1)
 
 
 @nb.njit(cache=True)
@@ -414,6 +403,7 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     HB = HT + D
     TOPS = HB + D
     EMPTY = TOPS + D
+    HASH = EMPTY + D
     KIDS = _W_KIDS
     SLEEP = _W_SETS
     EXPL = _W_SETS + SW * D
@@ -441,6 +431,7 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     ws[H0 + 0] = st[HAND + 2 * seat]
     ws[H1 + 0] = st[HAND + 2 * seat + 1]
     ws[TOPS + 0], ws[EMPTY + 0] = scan_piles(ws[HT + 0])
+    ws[HASH + 0] = pos_hash(ws[H0 + 0], ws[H1 + 0], ws[HT + 0], ws[HB + 0])
 
     n_kept = 0
     n_filled = 0
@@ -542,9 +533,9 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
             bt = np.int64(1) << (a & 63)
             if ws[SLEEP + d * SW + wd] & bt:
                 continue
-        h0, h1, tp, bp = apply_compact(ws[H0 + d], ws[H1 + d], tpd, ws[HB + d], a)
-        hk = pos_hash(h0, h1, tp, bp)
-        slot = table_slot(hk)
+        hh = ws[HASH + d] ^ hash_delta(ws[H1 + d], tpd, ws[HB + d], a)
+        hk = table_key(hh)
+        slot = hk & (TABLE_SIZE - 1)
         seen = False
         while ws[KEYS + slot] != 0:
             if ws[KEYS + slot] == hk:
@@ -567,6 +558,7 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                 ws[SLEEP + e * SW + j] = 0
         if seen:
             continue
+        h0, h1, tp, bp = apply_compact(ws[H0 + d], ws[H1 + d], tpd, ws[HB + d], a)
         if one_deck:
             # the child's top mask and empty piles from its parent's
             p = id_pile(a)
@@ -589,6 +581,7 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
         ws[H1 + e] = h1
         ws[HT + e] = tp
         ws[HB + e] = bp
+        ws[HASH + e] = hh
         ws[PATH + d] = a
         d = e
         fresh = True
