@@ -193,6 +193,15 @@ def children(h0, tp, bp, side_ok, out):
     return children_of(h0, tp, bp, tops, empty, fits_on_set(tops), side_ok, out, 0)
 
 
+@nb.njit(cache=True, inline="always")
+def side_bases(bp):
+    """The mask of the side piles' base cards (packed bases ``bp``), without branches."""
+    m = np.int64(0)
+    for s in range(N_SIDES):
+        m |= (np.int64(1) << ((bp >> (6 * s)) & 63)) >> 1     # field card + 1; 0 (empty) adds nothing
+    return m
+
+
 #: 1 in each of the 8 six-bit fields of a packed word, and each field's high bit, low bits
 _REP6 = np.int64(0x041041041041)
 _HI6 = np.int64(0x820820820820)
@@ -254,8 +263,10 @@ def children_of(h0, tp, bp, tops, empty, fit, side_ok, out, o):
             if first_side >= 0 and (side_ok & bit) and n < MAX_CHILDREN:
                 out[o + n] = place_id(c, first_side)
                 n += 1
-    # pile moves: only while the hand holds a card for the freed side
-    if h0 & side_ok:
+    # pile moves: only while the hand holds a card for the freed side, and only when some
+    # side's base fits on a top (is in ``fit``) or is a king with a corner empty
+    movable = fit | (np.int64(KINGS_MASK) if first_corner >= 0 else np.int64(0))
+    if (h0 & side_ok) and (side_bases(bp) & movable):
         for s in range(N_SIDES):
             b = pile_get(bp, s)
             if b < 0:

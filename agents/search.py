@@ -89,6 +89,7 @@ from agents.position import (  # noqa: F401 - pile_set is re-exported for the te
     pile_set,
     pos_hash,
     scan_piles,
+    side_bases,
     table_key,
     unseen_mask,
 )
@@ -282,13 +283,9 @@ def placeable_from(h0, tops, empty, bp, fit, side_ok):
     an empty side takes; kings with an empty corner; then, repeatedly, the cards that fit
     on a top or on a card found so far (tops only ever become hand cards)."""
     ec = (empty >> 4) != 0
-    side = (empty & 0xF) != 0
-    if not side:
-        for s in range(N_SIDES):
-            b = pile_get(bp, s)
-            if b >= 0 and ((FITS_UNDER[b] & (tops | h0)) != 0 or (ec and RANK[b] == KING)):
-                side = True
-                break
+    # a side base fits under a top or hand card (it is in fits_on_set of them), or is a king
+    freeable = fit | fits_on_set(h0) | (np.int64(KINGS_MASK) if ec else np.int64(0))
+    side = (empty & 0xF) != 0 or (side_bases(bp) & freeable) != 0
     p = h0 & fit
     if side:
         p |= h0 & side_ok
