@@ -56,6 +56,13 @@ def pack_piles(st, field):
     return x
 
 
+@nb.njit(cache=True, inline="always")
+def ix(i):
+    """An index as unsigned: numba then indexes without the negative-index wraparound (a
+    shift, an AND and an add at each access), for the search's hot lookups."""
+    return np.uint64(i)
+
+
 # Zobrist keys of the compact position's features, in one array: a hand card c at 64 x
 # plane + c, pile p's top at _ZT + 64 p + field and its base at _ZB + 64 p + field (field =
 # card + 1; an empty pile's field 0 has key 0). Fixed random 63-bit words (seed 24).
@@ -106,13 +113,13 @@ def hash_delta(h1, tp, bp, a):
     if is_place(a):
         c = id_card(a)
         plane = (h1 >> c) & 1
-        return (_ZOB[64 * plane + c] ^ _ZOB[_ZT + 64 * p + fp] ^ _ZOB[_ZT + 64 * p + c + 1]
-                ^ _ZOB[_ZB + 64 * p + (c + 1 if fp == 0 else 0)])
+        return (_ZOB[ix(64 * plane + c)] ^ _ZOB[ix(_ZT + 64 * p + fp)] ^ _ZOB[ix(_ZT + 64 * p + c + 1)]
+                ^ _ZOB[ix(_ZB + 64 * p + (c + 1 if fp == 0 else 0))])
     s = id_side(a)
     fs = _field(tp, s)
     bs = _field(bp, s)
-    return (_ZOB[_ZT + 64 * p + fp] ^ _ZOB[_ZT + 64 * p + fs] ^ _ZOB[_ZT + 64 * s + fs] ^ _ZOB[_ZB + 64 * s + bs]
-            ^ _ZOB[_ZB + 64 * p + (bs if fp == 0 else 0)])
+    return (_ZOB[ix(_ZT + 64 * p + fp)] ^ _ZOB[ix(_ZT + 64 * p + fs)] ^ _ZOB[ix(_ZT + 64 * s + fs)] ^ _ZOB[ix(_ZB + 64 * s + bs)]
+            ^ _ZOB[ix(_ZB + 64 * p + (bs if fp == 0 else 0))])
 
 
 @nb.njit(cache=True, inline="always")
@@ -252,16 +259,16 @@ def children_of(h0, tp, bp, tops, empty, fit, side_ok, out, o):
             m &= m - 1
             bit = np.int64(1) << c
             if fit & bit:
-                pm = _piles_on(tp, FITS_UNDER[c] & tops)      # pile order
+                pm = _piles_on(tp, FITS_UNDER[ix(c)] & tops)      # pile order
                 while pm and n < MAX_CHILDREN:
-                    out[o + n] = place_id(c, lowest(pm) // 6)
+                    out[ix(o + n)] = place_id(c, lowest(pm) // 6)
                     n += 1
                     pm &= pm - 1
             if ri == KING - 1 and first_corner >= 0 and n < MAX_CHILDREN:
-                out[o + n] = place_id(c, first_corner)
+                out[ix(o + n)] = place_id(c, first_corner)
                 n += 1
             if first_side >= 0 and (side_ok & bit) and n < MAX_CHILDREN:
-                out[o + n] = place_id(c, first_side)
+                out[ix(o + n)] = place_id(c, first_side)
                 n += 1
     # pile moves: only while the hand holds a card for the freed side, and only when some
     # side's base fits on a top (is in ``fit``) or is a king with a corner empty
@@ -275,11 +282,11 @@ def children_of(h0, tp, bp, tops, empty, fit, side_ok, out, o):
             if fu:
                 pm = _piles_on(tp, fu) & ~(np.int64(1) << (6 * s + 5))
                 while pm and n < MAX_CHILDREN:
-                    out[o + n] = move_id(s, lowest(pm) // 6)
+                    out[ix(o + n)] = move_id(s, lowest(pm) // 6)
                     n += 1
                     pm &= pm - 1
             if RANK[b] == KING and first_corner >= 0 and n < MAX_CHILDREN:
-                out[o + n] = move_id(s, first_corner)
+                out[ix(o + n)] = move_id(s, first_corner)
                 n += 1
     return n
 

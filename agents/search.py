@@ -84,6 +84,7 @@ from agents.position import (  # noqa: F401 - pile_set is re-exported for the te
     children_of,
     fits_on_set,
     hash_delta,
+    ix,
     pack_piles,
     pile_get,
     pile_set,
@@ -203,13 +204,6 @@ WS_SIZE = _W_ORD + MAX_CHILDREN
 #: CARD_PEN[scoring, c]: the penalty of card c held at the end (kings10, face)
 CARD_PEN = np.array([[10 if RANK[c] == KING else 1 for c in range(52)],
                      [FACE_VALUE[RANK[c]] for c in range(52)]], dtype=np.int64)
-
-
-@nb.njit(cache=True, inline="always")
-def _u(i):
-    """An index as unsigned: numba then indexes without the negative-index wraparound (a
-    shift, an AND and an add at each of the search's many workspace accesses)."""
-    return np.uint64(i)
 
 
 @nb.njit(cache=True)
@@ -413,7 +407,7 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     EXPL = _W_SETS + SW * D
     ORD = _W_ORD
     for j in range(SW):
-        ws[_u(SLEEP + j)] = 0
+        ws[ix(SLEEP + j)] = 0
     pile_bits = np.int64(0x0101010101010101)
 
     side_ok = np.int64(ALL_MASK) if st[RULES + R_KING_ON_EMPTY_SIDE] else np.int64(NON_KINGS_MASK)
@@ -430,12 +424,12 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     table = np.int64(0)
     for p in range(N_PILES):
         table |= st[PILE_MASK + p]
-    ws[_u(HT + 0)] = pack_piles(st, PILE_TOP)
-    ws[_u(HB + 0)] = pack_piles(st, PILE_BASE)
-    ws[_u(H0 + 0)] = st[HAND + 2 * seat]
-    ws[_u(H1 + 0)] = st[HAND + 2 * seat + 1]
-    ws[_u(TOPS + 0)], ws[_u(EMPTY + 0)] = scan_piles(ws[_u(HT + 0)])
-    ws[_u(HASH + 0)] = pos_hash(ws[_u(H0 + 0)], ws[_u(H1 + 0)], ws[_u(HT + 0)], ws[_u(HB + 0)])
+    ws[ix(HT + 0)] = pack_piles(st, PILE_TOP)
+    ws[ix(HB + 0)] = pack_piles(st, PILE_BASE)
+    ws[ix(H0 + 0)] = st[HAND + 2 * seat]
+    ws[ix(H1 + 0)] = st[HAND + 2 * seat + 1]
+    ws[ix(TOPS + 0)], ws[ix(EMPTY + 0)] = scan_piles(ws[ix(HT + 0)])
+    ws[ix(HASH + 0)] = pos_hash(ws[ix(H0 + 0)], ws[ix(H1 + 0)], ws[ix(HT + 0)], ws[ix(HB + 0)])
 
     n_kept = 0
     n_filled = 0
@@ -447,12 +441,12 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
         if fresh:
             fresh = False
             nodes += 1
-            h0 = ws[_u(H0 + d)]
-            h1 = ws[_u(H1 + d)]
-            tp = ws[_u(HT + d)]
+            h0 = ws[ix(H0 + d)]
+            h1 = ws[ix(H1 + d)]
+            tp = ws[ix(HT + d)]
             if one_deck:
-                tops = ws[_u(TOPS + d)]
-                empty = ws[_u(EMPTY + d)]
+                tops = ws[ix(TOPS + d)]
+                empty = ws[ix(EMPTY + d)]
             else:
                 tops, empty = scan_piles(tp)
             fit = fits_on_set(tops)
@@ -472,7 +466,7 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                     # the score of _score_pen, its last terms counted only if they can matter
                     sc = lb + ow * popcount(unseen & _open_targets(fit, empty, side_ok))
                     if not (full and bound_ok and sc >= scores[n_kept - 1]):
-                        sc += _free_dead(h0, ws[_u(HB + d)], tops, empty, table, w)
+                        sc += _free_dead(h0, ws[ix(HB + d)], tops, empty, table, w)
                 # insert into the k best (distinct positions), keeping order
                 if n_kept < k_best or sc < scores[n_kept - 1]:
                     i = n_kept if n_kept < k_best else k_best - 1
@@ -486,63 +480,63 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                     scores[i] = sc
                     lens[i] = d
                     for j in range(d):
-                        plans[i, j] = ws[_u(PATH + j)]
+                        plans[i, j] = ws[ix(PATH + j)]
                     if n_kept < k_best:
                         n_kept += 1
             if h0 == 0 and h1 == 0:
-                ws[_u(NK + d)] = 0              # out: nothing more to do
+                ws[ix(NK + d)] = 0              # out: nothing more to do
             elif d >= MAX_PLAN:
-                ws[_u(NK + d)] = 0
+                ws[ix(NK + d)] = 0
                 capped = 1
             elif nodes >= max_nodes:
-                ws[_u(NK + d)] = 0
+                ws[ix(NK + d)] = 0
             elif bound_ok and n_kept == k_best and lb + ow_all >= scores[n_kept - 1] and _stuck_bound_reaches(
-                    h0, h1, tp, tops, empty, ws[_u(HB + d)], fit, side_ok, scoring, pen_w, ow, unseen, scores[n_kept - 1]):
-                ws[_u(NK + d)] = 0              # nothing below can enter the k best
+                    h0, h1, tp, tops, empty, ws[ix(HB + d)], fit, side_ok, scoring, pen_w, ow, unseen, scores[n_kept - 1]):
+                ws[ix(NK + d)] = 0              # nothing below can enter the k best
             else:
-                nk = children_of(h0, tp, ws[_u(HB + d)], tops, empty, fit, side_ok, ws, KIDS + d * MAX_CHILDREN)
-                ws[_u(NK + d)] = nk
+                nk = children_of(h0, tp, ws[ix(HB + d)], tops, empty, fit, side_ok, ws, KIDS + d * MAX_CHILDREN)
+                ws[ix(NK + d)] = nk
                 if nk > 1:
                     base = KIDS + d * MAX_CHILDREN
                     newly = unseen & ~fit
                     for i in range(nk):
-                        a = ws[_u(base + i)]
+                        a = ws[ix(base + i)]
                         if is_place(a):
                             c = id_card(a)
-                            key = pen_w * CARD_PEN[scoring, c] - ow * popcount(newly & FITS_ON[c])
+                            key = pen_w * CARD_PEN[scoring, c] - ow * popcount(newly & FITS_ON[ix(c)])
                         else:
                             key = np.int64(-1) << 40
                         j = i
-                        while j > 0 and ws[_u(ORD + j - 1)] < key:
-                            ws[_u(ORD + j)] = ws[_u(ORD + j - 1)]
-                            ws[_u(base + j)] = ws[_u(base + j - 1)]
+                        while j > 0 and ws[ix(ORD + j - 1)] < key:
+                            ws[ix(ORD + j)] = ws[ix(ORD + j - 1)]
+                            ws[ix(base + j)] = ws[ix(base + j - 1)]
                             j -= 1
-                        ws[_u(ORD + j)] = key
-                        ws[_u(base + j)] = a
-            ws[_u(IK + d)] = 0
+                        ws[ix(ORD + j)] = key
+                        ws[ix(base + j)] = a
+            ws[ix(IK + d)] = 0
             for j in range(SW):
-                ws[_u(EXPL + d * SW + j)] = 0
-        if ws[_u(IK + d)] >= ws[_u(NK + d)]:
+                ws[ix(EXPL + d * SW + j)] = 0
+        if ws[ix(IK + d)] >= ws[ix(NK + d)]:
             d -= 1
             continue
-        a = ws[_u(KIDS + d * MAX_CHILDREN + ws[_u(IK + d)])]
-        ws[_u(IK + d)] += 1
+        a = ws[ix(KIDS + d * MAX_CHILDREN + ws[ix(IK + d)])]
+        ws[ix(IK + d)] += 1
         e = d + 1
-        tpd = ws[_u(HT + d)]
+        tpd = ws[ix(HT + d)]
         indep = sleep and is_place(a) and pile_get(tpd, id_pile(a)) >= 0
         if indep:
             # the sets are bit sets over placement ids: word a >> 6 holds the 8 cards
             # id_card(a) >> 3 .. +7, each a byte of its 8 piles
             wd = a >> 6
             bt = np.int64(1) << (a & 63)
-            if ws[_u(SLEEP + d * SW + wd)] & bt:
+            if ws[ix(SLEEP + d * SW + wd)] & bt:
                 continue
-        hh = ws[_u(HASH + d)] ^ hash_delta(ws[_u(H1 + d)], tpd, ws[_u(HB + d)], a)
+        hh = ws[ix(HASH + d)] ^ hash_delta(ws[ix(H1 + d)], tpd, ws[ix(HB + d)], a)
         hk = table_key(hh)
         slot = hk & (TABLE_SIZE - 1)
         seen = False
-        while ws[_u(KEYS + slot)] != 0:
-            if ws[_u(KEYS + slot)] == hk:
+        while ws[ix(KEYS + slot)] != 0:
+            if ws[ix(KEYS + slot)] == hk:
                 seen = True
                 break
             slot = (slot + 1) & (TABLE_SIZE - 1)
@@ -552,45 +546,45 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                 cw = id_card(a) >> 3
                 cm = ~(np.int64(0xFF) << ((id_card(a) & 7) * 8))
                 for j in range(SW):
-                    x = (ws[_u(SLEEP + d * SW + j)] | ws[_u(EXPL + d * SW + j)]) & pm
+                    x = (ws[ix(SLEEP + d * SW + j)] | ws[ix(EXPL + d * SW + j)]) & pm
                     if j == cw:
                         x &= cm
-                    ws[_u(SLEEP + e * SW + j)] = x
-            ws[_u(EXPL + d * SW + wd)] |= bt
+                    ws[ix(SLEEP + e * SW + j)] = x
+            ws[ix(EXPL + d * SW + wd)] |= bt
         elif not seen:
             for j in range(SW):
-                ws[_u(SLEEP + e * SW + j)] = 0
+                ws[ix(SLEEP + e * SW + j)] = 0
         if seen:
             continue
-        h0, h1, tp, bp = apply_compact(ws[_u(H0 + d)], ws[_u(H1 + d)], tpd, ws[_u(HB + d)], a)
+        h0, h1, tp, bp = apply_compact(ws[ix(H0 + d)], ws[ix(H1 + d)], tpd, ws[ix(HB + d)], a)
         if one_deck:
             # the child's top mask and empty piles from its parent's
             p = id_pile(a)
             t = pile_get(tpd, p)
-            tops = ws[_u(TOPS + d)]
+            tops = ws[ix(TOPS + d)]
             if t >= 0:
                 tops &= ~(np.int64(1) << t)
-            empty = ws[_u(EMPTY + d)] & ~(np.int64(1) << p)
+            empty = ws[ix(EMPTY + d)] & ~(np.int64(1) << p)
             if is_place(a):
                 tops |= np.int64(1) << id_card(a)
             else:
                 empty |= np.int64(1) << id_side(a)
-            ws[_u(TOPS + e)] = tops
-            ws[_u(EMPTY + e)] = empty
+            ws[ix(TOPS + e)] = tops
+            ws[ix(EMPTY + e)] = empty
         if nodes < TABLE_SIZE - 64:
-            ws[_u(KEYS + slot)] = hk
-            ws[_u(FILLED + n_filled)] = slot
+            ws[ix(KEYS + slot)] = hk
+            ws[ix(FILLED + n_filled)] = slot
             n_filled += 1
-        ws[_u(H0 + e)] = h0
-        ws[_u(H1 + e)] = h1
-        ws[_u(HT + e)] = tp
-        ws[_u(HB + e)] = bp
-        ws[_u(HASH + e)] = hh
-        ws[_u(PATH + d)] = a
+        ws[ix(H0 + e)] = h0
+        ws[ix(H1 + e)] = h1
+        ws[ix(HT + e)] = tp
+        ws[ix(HB + e)] = bp
+        ws[ix(HASH + e)] = hh
+        ws[ix(PATH + d)] = a
         d = e
         fresh = True
     for i in range(n_filled):
-        ws[_u(KEYS + ws[_u(FILLED + i)])] = 0
+        ws[ix(KEYS + ws[ix(FILLED + i)])] = 0
     return n_kept, capped
 
 
