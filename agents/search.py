@@ -496,6 +496,8 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
             else:
                 nk = children_of(h0, tp, ws[ix(HB + d)], tops, empty, fit, side_ok, ws, KIDS + d * MAX_CHILDREN)
                 ws[ix(NK + d)] = nk
+                for j in range(SW):         # the explored set (only a node with children reads it)
+                    ws[ix(EXPL + d * SW + j)] = 0
                 if nk > 1:
                     base = KIDS + d * MAX_CHILDREN
                     newly = unseen & ~fit
@@ -514,8 +516,6 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                         ws[ix(ORD + j)] = key
                         ws[ix(base + j)] = a
             ws[ix(IK + d)] = 0
-            for j in range(SW):
-                ws[ix(EXPL + d * SW + j)] = 0
         if ws[ix(IK + d)] >= ws[ix(NK + d)]:
             d -= 1
             continue
