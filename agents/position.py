@@ -118,8 +118,8 @@ def hash_delta(h1, tp, bp, a):
     s = id_side(a)
     fs = _field(tp, s)
     bs = _field(bp, s)
-    return (_ZOB[ix(_ZT + 64 * p + fp)] ^ _ZOB[ix(_ZT + 64 * p + fs)] ^ _ZOB[ix(_ZT + 64 * s + fs)] ^ _ZOB[ix(_ZB + 64 * s + bs)]
-            ^ _ZOB[ix(_ZB + 64 * p + (bs if fp == 0 else 0))])
+    return (_ZOB[ix(_ZT + 64 * p + fp)] ^ _ZOB[ix(_ZT + 64 * p + fs)] ^ _ZOB[ix(_ZT + 64 * s + fs)]
+            ^ _ZOB[ix(_ZB + 64 * s + bs)] ^ _ZOB[ix(_ZB + 64 * p + (bs if fp == 0 else 0))])
 
 
 @nb.njit(cache=True, inline="always")

@@ -383,8 +383,9 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     better than the worst plan kept, and counts the free sides (:func:`_free_dead`) only
     when the penalty and the openings do not already (the other terms are never negative
     with non-negative weights): the same plans as evaluating every node. It expands no node
-    whose bound (:func:`_stuck_bound_reaches`) cannot beat the worst plan kept (the bound is not even computed
-    when the node's whole penalty and every unseen card opened could not reach that plan),
+    whose bound (:func:`_stuck_bound_reaches`) cannot beat the worst plan kept (the bound is
+    not even computed when the node's whole penalty and every unseen card opened could not
+    reach that plan),
     and tries the children in the order of the module doc (``CARD_PEN``, sorted in ``ws``).
     A child already reached by another order (the table) costs no sleep set."""
     D = _D
@@ -432,6 +433,9 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     ws[ix(HASH + 0)] = pos_hash(ws[ix(H0 + 0)], ws[ix(H1 + 0)], ws[ix(HT + 0)], ws[ix(HB + 0)])
 
     n_kept = 0
+    # scores[k_best - 1] once k_best plans are kept, as a local: read from the array, it was
+    # read again after every store into ws (which numba cannot tell apart from scores)
+    worst = np.int64(0)
     n_filled = 0
     capped = 0
     nodes = 0
@@ -457,7 +461,7 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
             stop_ok = root_ok or d > 0
             if must_kings and (h0 & KINGS_MASK) and (empty >> 4) != 0:
                 stop_ok = False
-            if stop_ok and full and bound_ok and lb >= scores[n_kept - 1]:
+            if stop_ok and full and bound_ok and lb >= worst:
                 stop_ok = False      # cannot enter the k best
             if stop_ok:
                 if pen == 0 and h0 == 0:
@@ -465,10 +469,10 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                 else:
                     # the score of _score_pen, its last terms counted only if they can matter
                     sc = lb + ow * popcount(unseen & _open_targets(fit, empty, side_ok))
-                    if not (full and bound_ok and sc >= scores[n_kept - 1]):
+                    if not (full and bound_ok and sc >= worst):
                         sc += _free_dead(h0, ws[ix(HB + d)], tops, empty, table, w)
                 # insert into the k best (distinct positions), keeping order
-                if n_kept < k_best or sc < scores[n_kept - 1]:
+                if n_kept < k_best or sc < worst:
                     i = n_kept if n_kept < k_best else k_best - 1
                     while i > 0 and scores[i - 1] > sc:
                         if i < k_best:
@@ -483,6 +487,8 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                         plans[i, j] = ws[ix(PATH + j)]
                     if n_kept < k_best:
                         n_kept += 1
+                    if n_kept == k_best:
+                        worst = scores[k_best - 1]
             if h0 == 0 and h1 == 0:
                 ws[ix(NK + d)] = 0              # out: nothing more to do
             elif d >= MAX_PLAN:
@@ -490,8 +496,8 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                 capped = 1
             elif nodes >= max_nodes:
                 ws[ix(NK + d)] = 0
-            elif bound_ok and n_kept == k_best and lb + ow_all >= scores[n_kept - 1] and _stuck_bound_reaches(
-                    h0, h1, tp, tops, empty, ws[ix(HB + d)], fit, side_ok, scoring, pen_w, ow, unseen, scores[n_kept - 1]):
+            elif bound_ok and n_kept == k_best and lb + ow_all >= worst and _stuck_bound_reaches(
+                    h0, h1, tp, tops, empty, ws[ix(HB + d)], fit, side_ok, scoring, pen_w, ow, unseen, worst):
                 ws[ix(NK + d)] = 0              # nothing below can enter the k best
             else:
                 nk = children_of(h0, tp, ws[ix(HB + d)], tops, empty, fit, side_ok, ws, KIDS + d * MAX_CHILDREN)
