@@ -35,12 +35,6 @@ MAX_CHILDREN = 96
 
 
 @nb.njit(cache=True, inline="always")
-def _mix(h, x):
-    h ^= x + np.int64(0x5851F42D4C957F2D) + (h << 6) + (h >> 2)
-    return h
-
-
-@nb.njit(cache=True, inline="always")
 def pile_get(x, p):
     """Card of pile p in a packed word of 8 piles (6 bits each, card + 1, 0 = empty); -1 if empty."""
     return ((x >> (6 * p)) & 63) - 1
@@ -62,18 +56,77 @@ def pack_piles(st, field):
     return x
 
 
+@nb.njit(cache=True, inline="always")
+def ix(i):
+    """An index as unsigned: numba then indexes without the negative-index wraparound (a
+    shift, an AND and an add at each access), for the search's hot lookups."""
+    return np.uint64(i)
+
+
+# Zobrist keys of the compact position's features, in one array: a hand card c at 64 x
+# plane + c, pile p's top at _ZT + 64 p + field and its base at _ZB + 64 p + field (field =
+# card + 1; an empty pile's field 0 has key 0). Fixed random 63-bit words (seed 24).
+_ZT = 128
+_ZB = _ZT + 64 * N_PILES
+_ZOB = np.random.default_rng(24).integers(1, 1 << 63, _ZB + 64 * N_PILES, dtype=np.int64)
+for _p in range(N_PILES):
+    _ZOB[_ZT + 64 * _p] = 0
+    _ZOB[_ZB + 64 * _p] = 0
+
+
+@nb.njit(cache=True, inline="always")
+def _field(x, p):
+    """Field p (card + 1, 0 = empty) of a packed word."""
+    return (x >> (6 * p)) & 63
+
+
 @nb.njit(cache=True)
 def pos_hash(h0, h1, tops, bases):
-    """A 63-bit hash of a compact position (never 0)."""
-    h = np.int64(0x2545F4914F6CDD1D)
-    h = _mix(h, h0)
-    h = _mix(h, h1 * 31)
-    h = _mix(h, tops)
-    h = _mix(h, bases * 7919)
-    h &= np.int64(0x7FFFFFFFFFFFFFFF)
-    if h == 0:
-        h = 1
+    """The Zobrist hash of a compact position: the xor of the keys of its hand cards (each
+    plane apart) and of each pile's top and base. :func:`hash_delta` gives the change an
+    action makes, so the search hashes a child in a few loads instead of mixing four
+    words. The table (``agents.search``) keys are this hash's low 63 bits (never 0:
+    :func:`table_key`)."""
+    h = np.int64(0)
+    m = h0
+    while m:
+        h ^= _ZOB[lowest(m)]
+        m &= m - 1
+    m = h1
+    while m:
+        h ^= _ZOB[64 + lowest(m)]
+        m &= m - 1
+    for p in range(N_PILES):
+        h ^= _ZOB[_ZT + 64 * p + _field(tops, p)] ^ _ZOB[_ZB + 64 * p + _field(bases, p)]
     return h
+
+
+@nb.njit(cache=True, inline="always")
+def hash_delta(h1, tp, bp, a):
+    """What action ``a`` xors into :func:`pos_hash` of the position (hand plane 1, packed
+    tops and bases; :func:`apply_compact` plays it). A placement takes card c out of
+    plane 1 if it is there, else plane 0, and makes it the pile's top (and base, on an
+    empty pile); a pile move makes the side's top the target's top (and its base the
+    target's base, on an empty target) and empties the side."""
+    p = id_pile(a)
+    fp = _field(tp, p)
+    if is_place(a):
+        c = id_card(a)
+        plane = (h1 >> c) & 1
+        return (_ZOB[ix(64 * plane + c)] ^ _ZOB[ix(_ZT + 64 * p + fp)] ^ _ZOB[ix(_ZT + 64 * p + c + 1)]
+                ^ _ZOB[ix(_ZB + 64 * p + (c + 1 if fp == 0 else 0))])
+    s = id_side(a)
+    fs = _field(tp, s)
+    bs = _field(bp, s)
+    return (_ZOB[ix(_ZT + 64 * p + fp)] ^ _ZOB[ix(_ZT + 64 * p + fs)] ^ _ZOB[ix(_ZT + 64 * s + fs)]
+            ^ _ZOB[ix(_ZB + 64 * s + bs)] ^ _ZOB[ix(_ZB + 64 * p + (bs if fp == 0 else 0))])
+
+
+@nb.njit(cache=True, inline="always")
+def table_key(h):
+    """The transposition table's key of hash ``h``: its low 63 bits, 1 for 0 (0 marks an empty slot)."""
+    h &= np.int64(0x7FFFFFFFFFFFFFFF)
+    return h if h != 0 else np.int64(1)
 
 
 @nb.njit(cache=True)
@@ -147,6 +200,15 @@ def children(h0, tp, bp, side_ok, out):
     return children_of(h0, tp, bp, tops, empty, fits_on_set(tops), side_ok, out, 0)
 
 
+@nb.njit(cache=True, inline="always")
+def side_bases(bp):
+    """The mask of the side piles' base cards (packed bases ``bp``), without branches."""
+    m = np.int64(0)
+    for s in range(N_SIDES):
+        m |= (np.int64(1) << ((bp >> (6 * s)) & 63)) >> 1     # field card + 1; 0 (empty) adds nothing
+    return m
+
+
 #: 1 in each of the 8 six-bit fields of a packed word, and each field's high bit, low bits
 _REP6 = np.int64(0x041041041041)
 _HI6 = np.int64(0x820820820820)
@@ -197,19 +259,21 @@ def children_of(h0, tp, bp, tops, empty, fit, side_ok, out, o):
             m &= m - 1
             bit = np.int64(1) << c
             if fit & bit:
-                pm = _piles_on(tp, FITS_UNDER[c] & tops)      # pile order
+                pm = _piles_on(tp, FITS_UNDER[ix(c)] & tops)      # pile order
                 while pm and n < MAX_CHILDREN:
-                    out[o + n] = place_id(c, lowest(pm) // 6)
+                    out[ix(o + n)] = place_id(c, lowest(pm) // 6)
                     n += 1
                     pm &= pm - 1
             if ri == KING - 1 and first_corner >= 0 and n < MAX_CHILDREN:
-                out[o + n] = place_id(c, first_corner)
+                out[ix(o + n)] = place_id(c, first_corner)
                 n += 1
             if first_side >= 0 and (side_ok & bit) and n < MAX_CHILDREN:
-                out[o + n] = place_id(c, first_side)
+                out[ix(o + n)] = place_id(c, first_side)
                 n += 1
-    # pile moves: only while the hand holds a card for the freed side
-    if h0 & side_ok:
+    # pile moves: only while the hand holds a card for the freed side, and only when some
+    # side's base fits on a top (is in ``fit``) or is a king with a corner empty
+    movable = fit | (np.int64(KINGS_MASK) if first_corner >= 0 else np.int64(0))
+    if (h0 & side_ok) and (side_bases(bp) & movable):
         for s in range(N_SIDES):
             b = pile_get(bp, s)
             if b < 0:
@@ -218,11 +282,11 @@ def children_of(h0, tp, bp, tops, empty, fit, side_ok, out, o):
             if fu:
                 pm = _piles_on(tp, fu) & ~(np.int64(1) << (6 * s + 5))
                 while pm and n < MAX_CHILDREN:
-                    out[o + n] = move_id(s, lowest(pm) // 6)
+                    out[ix(o + n)] = move_id(s, lowest(pm) // 6)
                     n += 1
                     pm &= pm - 1
             if RANK[b] == KING and first_corner >= 0 and n < MAX_CHILDREN:
-                out[o + n] = move_id(s, first_corner)
+                out[ix(o + n)] = move_id(s, first_corner)
                 n += 1
     return n
 

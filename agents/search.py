@@ -17,7 +17,8 @@ reaches them.
 Pruning and de-duplication:
 
 * **transpositions**: a position reached by two orders of the same actions is expanded
-  once (a hash of the hand and the packed tops and bases in a small open-addressing table);
+  once (a Zobrist hash of the hand and the packed tops and bases, updated by each action's
+  change, in a small open-addressing table);
 * **symmetry**: empty sides are interchangeable, and so are empty corners, so a card (or
   a pile) goes only to the *first* empty side (corner);
 * **sleep sets**: placements of different cards on different non-empty piles commute, so
@@ -25,7 +26,7 @@ Pruning and de-duplication:
 * **no pointless moves**: a pile move always frees a side, so moves are explored only
   while the hand holds a card an empty side would take;
 * **branch and bound**: once the k best are kept, a node is not expanded when
-  :func:`_stuck_bound` (a lower bound on the score of every position below it) already
+  :func:`_stuck_bound_reaches` (a lower bound on the score of every position below it) already
   scores no better than the worst kept: the weighted penalty of the hand cards no
   continuation can place (:func:`placeable_from`) plus, when some card is stuck (so the
   turn cannot go out, which scores 0), the openings nothing below can close
@@ -40,10 +41,13 @@ Pruning and de-duplication:
 
 Cost: each node's tops are scanned once (their mask and the empty piles) for both the
 evaluation and the children; a node whose penalty alone cannot enter the k best is not
-evaluated; everything lives in one int64 workspace (:func:`search`, :func:`new_workspace`)
-that a caller making many searches (the sampler) reuses, the table being cleared slot by
-slot after each search. About 85 ns per node; the searches that reach the cap (7% of them
-in 2-player classic) take over half the nodes. With the bound and the ordering, 400 nodes
+evaluated, and its free sides are counted only when its penalty and openings could still
+enter; a child's hash is its parent's xor what the action changes (``hash_delta``);
+everything lives in one int64 workspace (:func:`search`, :func:`new_workspace`), indexed
+unsigned, that a caller making many searches (the sampler) reuses, the table being
+cleared slot by slot after each search. About 56 ns per node (89 ns before issue 24's
+third pass, the same plans); the searches that reach the cap (7% of them in 2-player
+classic) take over half the nodes. With the bound and the ordering, 400 nodes
 decide as well as 500 did without them (finishes ahead 50.0% +- 0.2% on 20,000 duplicate
 deals), 1.13x faster.
 
@@ -82,11 +86,15 @@ from agents.position import (  # noqa: F401 - pile_set is re-exported for the te
     children,
     children_of,
     fits_on_set,
+    hash_delta,
+    ix,
     pack_piles,
     pile_get,
     pile_set,
     pos_hash,
     scan_piles,
+    side_bases,
+    table_key,
     unseen_mask,
 )
 from kc_sim.core.bits import lowest, popcount
@@ -184,8 +192,9 @@ def open_weight_scale(st, seat, unseen, mode):
 _SW = 7
 _D = MAX_PLAN + 1
 # the search's workspace (one int64 array): the transposition table's keys (all zero
-# between searches), the slots filled (to clear them afterwards), 10 words per depth, the
-# children per depth, and the sleep and explored sets per depth
+# between searches), the slots filled (to clear them afterwards), 10 words per depth (the
+# hand's two planes, children count and index, action, tops, bases, top mask, empty piles,
+# hash), the children per depth, and the sleep and explored sets per depth
 _W_KEYS = 0
 _W_SLOTS = TABLE_SIZE
 _W_DEPTH = 2 * TABLE_SIZE
@@ -227,20 +236,36 @@ def _score_pen(pen, h0, bp, tops, empty, fit, unseen, table, side_ok, w, open_sc
     """:func:`_score` given the hand's penalty ``pen``."""
     if pen == 0 and h0 == 0:
         return np.int64(0)
+    opened = popcount(unseen & _open_targets(fit, empty, side_ok))
+    return (64 * w[W_PEN] * pen + w[W_OPEN] * open_scale * opened
+            + _free_dead(h0, bp, tops, empty, table, w))
+
+
+@nb.njit(cache=True, inline="always")
+def _open_targets(fit, empty, side_ok):
+    """The cards the position leaves a place for: those fitting on a top, the kings when a
+    corner is empty, every card an empty side takes when a side is empty."""
     targets = fit
-    ec = (empty >> 4) != 0
-    if ec:
+    if (empty >> 4) != 0:
         targets |= np.int64(KINGS_MASK)
-    free = popcount(empty & 0xF)
-    if free:
+    if empty & 0xF:
         targets |= side_ok
+    return targets
+
+
+@nb.njit(cache=True, inline="always")
+def _free_dead(h0, bp, tops, empty, table, w):
+    """The score's last two terms, ``64 (W_FREE free + W_DEAD dead)`` (module doc): never
+    negative with non-negative weights, so the search first checks whether the penalty and
+    the openings alone already keep a node out of the k best and only then counts these."""
+    ec = (empty >> 4) != 0
+    free = popcount(empty & 0xF)
     for s in range(N_SIDES):
         b = pile_get(bp, s)
         if b >= 0:
             free += popcount(FITS_UNDER[b] & tops)
             if ec and RANK[b] == KING:
                 free += 1
-    opened = popcount(unseen & targets)
     dead = 0
     if w[W_DEAD] != 0:
         rest = h0 & np.int64(NON_KINGS_MASK)
@@ -251,7 +276,7 @@ def _score_pen(pen, h0, bp, tops, empty, fit, unseen, table, side_ok, w, open_sc
             par = FITS_UNDER[c]
             if (par & buried) == par:
                 dead += 1
-    return 64 * (w[W_PEN] * pen + w[W_FREE] * free + w[W_DEAD] * dead) + w[W_OPEN] * opened * open_scale
+    return 64 * (w[W_FREE] * free + w[W_DEAD] * dead)
 
 
 @nb.njit(cache=True, inline="always")
@@ -262,13 +287,9 @@ def placeable_from(h0, tops, empty, bp, fit, side_ok):
     an empty side takes; kings with an empty corner; then, repeatedly, the cards that fit
     on a top or on a card found so far (tops only ever become hand cards)."""
     ec = (empty >> 4) != 0
-    side = (empty & 0xF) != 0
-    if not side:
-        for s in range(N_SIDES):
-            b = pile_get(bp, s)
-            if b >= 0 and ((FITS_UNDER[b] & (tops | h0)) != 0 or (ec and RANK[b] == KING)):
-                side = True
-                break
+    # a side base fits under a top or hand card (it is in fits_on_set of them), or is a king
+    freeable = fit | fits_on_set(h0) | (np.int64(KINGS_MASK) if ec else np.int64(0))
+    side = (empty & 0xF) != 0 or (side_bases(bp) & freeable) != 0
     p = h0 & fit
     if side:
         p |= h0 & side_ok
@@ -282,16 +303,23 @@ def placeable_from(h0, tops, empty, bp, fit, side_ok):
 
 
 @nb.njit(cache=True, inline="always")
-def _stuck_bound(h0, h1, tp, tops, empty, bp, fit, side_ok, scoring, pen_w, ow, unseen):
-    """A lower bound on the score of every position below this one: the weighted penalty
-    of the hand cards no continuation can place (:func:`placeable_from`)."""
+def _stuck_bound_reaches(h0, h1, tp, tops, empty, bp, fit, side_ok, scoring, pen_w, ow, unseen, worst):
+    """Whether a lower bound on the score of every position below this one already scores
+    no better than ``worst``: the weighted penalty of the hand cards no continuation can
+    place (:func:`placeable_from`) plus, when some card is stuck, the openings nothing below
+    can close (:func:`_fixed_targets`, a subset of ``fit`` and the kings: its cost is
+    skipped when the answer is already known without it)."""
     p = placeable_from(h0, tops, empty, bp, fit, side_ok)
     if p == h0:
-        return np.int64(0)            # going out may be possible: it scores 0
+        return worst <= 0             # going out may be possible: it scores 0
     lb = pen_w * _penalty(h0 & ~p, h1 & ~p, scoring)
     if ow > 0:
+        if lb >= worst:
+            return True
+        if lb + ow * popcount(unseen & (fit | np.int64(KINGS_MASK))) < worst:
+            return False
         lb += ow * popcount(unseen & _fixed_targets(h0, tp, bp, tops, empty))
-    return lb
+    return lb >= worst
 
 
 @nb.njit(cache=True, inline="always")
@@ -355,10 +383,12 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     deck, scanned from the packed tops with two, where two piles may show the same card)
     and the cards that fit, for both the evaluation and the children; its hand's penalty is
     counted once. It skips the evaluation of a node whose penalty alone already scores no
-    better than the worst plan kept (the other terms are never negative with non-negative
-    weights): the same plans as evaluating every node. It expands no node whose
-    :func:`_stuck_bound` cannot beat the worst plan kept (the bound is not even computed
-    when the node's whole penalty and every unseen card opened could not reach that plan),
+    better than the worst plan kept, and counts the free sides (:func:`_free_dead`) only
+    when the penalty and the openings do not already (the other terms are never negative
+    with non-negative weights): the same plans as evaluating every node. It expands no node
+    whose bound (:func:`_stuck_bound_reaches`) cannot beat the worst plan kept (the bound is
+    not even computed when the node's whole penalty and every unseen card opened could not
+    reach that plan),
     and tries the children in the order of the module doc (``CARD_PEN``, sorted in ``ws``).
     A child already reached by another order (the table) costs no sleep set."""
     D = _D
@@ -375,12 +405,13 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     HB = HT + D
     TOPS = HB + D
     EMPTY = TOPS + D
+    HASH = EMPTY + D
     KIDS = _W_KIDS
     SLEEP = _W_SETS
     EXPL = _W_SETS + SW * D
     ORD = _W_ORD
     for j in range(SW):
-        ws[SLEEP + j] = 0
+        ws[ix(SLEEP + j)] = 0
     pile_bits = np.int64(0x0101010101010101)
 
     side_ok = np.int64(ALL_MASK) if st[RULES + R_KING_ON_EMPTY_SIDE] else np.int64(NON_KINGS_MASK)
@@ -397,13 +428,17 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
     table = np.int64(0)
     for p in range(N_PILES):
         table |= st[PILE_MASK + p]
-    ws[HT + 0] = pack_piles(st, PILE_TOP)
-    ws[HB + 0] = pack_piles(st, PILE_BASE)
-    ws[H0 + 0] = st[HAND + 2 * seat]
-    ws[H1 + 0] = st[HAND + 2 * seat + 1]
-    ws[TOPS + 0], ws[EMPTY + 0] = scan_piles(ws[HT + 0])
+    ws[ix(HT + 0)] = pack_piles(st, PILE_TOP)
+    ws[ix(HB + 0)] = pack_piles(st, PILE_BASE)
+    ws[ix(H0 + 0)] = st[HAND + 2 * seat]
+    ws[ix(H1 + 0)] = st[HAND + 2 * seat + 1]
+    ws[ix(TOPS + 0)], ws[ix(EMPTY + 0)] = scan_piles(ws[ix(HT + 0)])
+    ws[ix(HASH + 0)] = pos_hash(ws[ix(H0 + 0)], ws[ix(H1 + 0)], ws[ix(HT + 0)], ws[ix(HB + 0)])
 
     n_kept = 0
+    # scores[k_best - 1] once k_best plans are kept, as a local: read from the array, it was
+    # read again after every store into ws (which numba cannot tell apart from scores)
+    worst = np.int64(0)
     n_filled = 0
     capped = 0
     nodes = 0
@@ -413,12 +448,12 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
         if fresh:
             fresh = False
             nodes += 1
-            h0 = ws[H0 + d]
-            h1 = ws[H1 + d]
-            tp = ws[HT + d]
+            h0 = ws[ix(H0 + d)]
+            h1 = ws[ix(H1 + d)]
+            tp = ws[ix(HT + d)]
             if one_deck:
-                tops = ws[TOPS + d]
-                empty = ws[EMPTY + d]
+                tops = ws[ix(TOPS + d)]
+                empty = ws[ix(EMPTY + d)]
             else:
                 tops, empty = scan_piles(tp)
             fit = fits_on_set(tops)
@@ -429,12 +464,18 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
             stop_ok = root_ok or d > 0
             if must_kings and (h0 & KINGS_MASK) and (empty >> 4) != 0:
                 stop_ok = False
-            if stop_ok and full and bound_ok and lb >= scores[n_kept - 1]:
+            if stop_ok and full and bound_ok and lb >= worst:
                 stop_ok = False      # cannot enter the k best
             if stop_ok:
-                sc = _score_pen(pen, h0, ws[HB + d], tops, empty, fit, unseen, table, side_ok, w, open_scale)
+                if pen == 0 and h0 == 0:
+                    sc = np.int64(0)
+                else:
+                    # the score of _score_pen, its last terms counted only if they can matter
+                    sc = lb + ow * popcount(unseen & _open_targets(fit, empty, side_ok))
+                    if not (full and bound_ok and sc >= worst):
+                        sc += _free_dead(h0, ws[ix(HB + d)], tops, empty, table, w)
                 # insert into the k best (distinct positions), keeping order
-                if n_kept < k_best or sc < scores[n_kept - 1]:
+                if n_kept < k_best or sc < worst:
                     i = n_kept if n_kept < k_best else k_best - 1
                     while i > 0 and scores[i - 1] > sc:
                         if i < k_best:
@@ -446,63 +487,65 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                     scores[i] = sc
                     lens[i] = d
                     for j in range(d):
-                        plans[i, j] = ws[PATH + j]
+                        plans[i, j] = ws[ix(PATH + j)]
                     if n_kept < k_best:
                         n_kept += 1
+                    if n_kept == k_best:
+                        worst = scores[k_best - 1]
             if h0 == 0 and h1 == 0:
-                ws[NK + d] = 0              # out: nothing more to do
+                ws[ix(NK + d)] = 0              # out: nothing more to do
             elif d >= MAX_PLAN:
-                ws[NK + d] = 0
+                ws[ix(NK + d)] = 0
                 capped = 1
             elif nodes >= max_nodes:
-                ws[NK + d] = 0
-            elif bound_ok and n_kept == k_best and lb + ow_all >= scores[n_kept - 1] and _stuck_bound(
-                    h0, h1, tp, tops, empty, ws[HB + d], fit, side_ok, scoring, pen_w, ow, unseen) >= scores[n_kept - 1]:
-                ws[NK + d] = 0              # nothing below can enter the k best
+                ws[ix(NK + d)] = 0
+            elif bound_ok and n_kept == k_best and lb + ow_all >= worst and _stuck_bound_reaches(
+                    h0, h1, tp, tops, empty, ws[ix(HB + d)], fit, side_ok, scoring, pen_w, ow, unseen, worst):
+                ws[ix(NK + d)] = 0              # nothing below can enter the k best
             else:
-                nk = children_of(h0, tp, ws[HB + d], tops, empty, fit, side_ok, ws, KIDS + d * MAX_CHILDREN)
-                ws[NK + d] = nk
+                nk = children_of(h0, tp, ws[ix(HB + d)], tops, empty, fit, side_ok, ws, KIDS + d * MAX_CHILDREN)
+                ws[ix(NK + d)] = nk
+                for j in range(SW):         # the explored set (only a node with children reads it)
+                    ws[ix(EXPL + d * SW + j)] = 0
                 if nk > 1:
                     base = KIDS + d * MAX_CHILDREN
                     newly = unseen & ~fit
                     for i in range(nk):
-                        a = ws[base + i]
+                        a = ws[ix(base + i)]
                         if is_place(a):
                             c = id_card(a)
-                            key = pen_w * CARD_PEN[scoring, c] - ow * popcount(newly & FITS_ON[c])
+                            key = pen_w * CARD_PEN[scoring, c] - ow * popcount(newly & FITS_ON[ix(c)])
                         else:
                             key = np.int64(-1) << 40
                         j = i
-                        while j > 0 and ws[ORD + j - 1] < key:
-                            ws[ORD + j] = ws[ORD + j - 1]
-                            ws[base + j] = ws[base + j - 1]
+                        while j > 0 and ws[ix(ORD + j - 1)] < key:
+                            ws[ix(ORD + j)] = ws[ix(ORD + j - 1)]
+                            ws[ix(base + j)] = ws[ix(base + j - 1)]
                             j -= 1
-                        ws[ORD + j] = key
-                        ws[base + j] = a
-            ws[IK + d] = 0
-            for j in range(SW):
-                ws[EXPL + d * SW + j] = 0
-        if ws[IK + d] >= ws[NK + d]:
+                        ws[ix(ORD + j)] = key
+                        ws[ix(base + j)] = a
+            ws[ix(IK + d)] = 0
+        if ws[ix(IK + d)] >= ws[ix(NK + d)]:
             d -= 1
             continue
-        a = ws[KIDS + d * MAX_CHILDREN + ws[IK + d]]
-        ws[IK + d] += 1
+        a = ws[ix(KIDS + d * MAX_CHILDREN + ws[ix(IK + d)])]
+        ws[ix(IK + d)] += 1
         e = d + 1
-        tpd = ws[HT + d]
+        tpd = ws[ix(HT + d)]
         indep = sleep and is_place(a) and pile_get(tpd, id_pile(a)) >= 0
         if indep:
             # the sets are bit sets over placement ids: word a >> 6 holds the 8 cards
             # id_card(a) >> 3 .. +7, each a byte of its 8 piles
             wd = a >> 6
             bt = np.int64(1) << (a & 63)
-            if ws[SLEEP + d * SW + wd] & bt:
+            if ws[ix(SLEEP + d * SW + wd)] & bt:
                 continue
-        h0, h1, tp, bp = apply_compact(ws[H0 + d], ws[H1 + d], tpd, ws[HB + d], a)
-        hk = pos_hash(h0, h1, tp, bp)
+        hh = ws[ix(HASH + d)] ^ hash_delta(ws[ix(H1 + d)], tpd, ws[ix(HB + d)], a)
+        hk = table_key(hh)
         slot = hk & (TABLE_SIZE - 1)
         seen = False
-        while ws[KEYS + slot] != 0:
-            if ws[KEYS + slot] == hk:
+        while ws[ix(KEYS + slot)] != 0:
+            if ws[ix(KEYS + slot)] == hk:
                 seen = True
                 break
             slot = (slot + 1) & (TABLE_SIZE - 1)
@@ -512,43 +555,45 @@ def search(st, seat, w, max_nodes, k_best, plans, lens, scores, sleep, root_ok, 
                 cw = id_card(a) >> 3
                 cm = ~(np.int64(0xFF) << ((id_card(a) & 7) * 8))
                 for j in range(SW):
-                    x = (ws[SLEEP + d * SW + j] | ws[EXPL + d * SW + j]) & pm
+                    x = (ws[ix(SLEEP + d * SW + j)] | ws[ix(EXPL + d * SW + j)]) & pm
                     if j == cw:
                         x &= cm
-                    ws[SLEEP + e * SW + j] = x
-            ws[EXPL + d * SW + wd] |= bt
+                    ws[ix(SLEEP + e * SW + j)] = x
+            ws[ix(EXPL + d * SW + wd)] |= bt
         elif not seen:
             for j in range(SW):
-                ws[SLEEP + e * SW + j] = 0
+                ws[ix(SLEEP + e * SW + j)] = 0
         if seen:
             continue
+        h0, h1, tp, bp = apply_compact(ws[ix(H0 + d)], ws[ix(H1 + d)], tpd, ws[ix(HB + d)], a)
         if one_deck:
             # the child's top mask and empty piles from its parent's
             p = id_pile(a)
             t = pile_get(tpd, p)
-            tops = ws[TOPS + d]
+            tops = ws[ix(TOPS + d)]
             if t >= 0:
                 tops &= ~(np.int64(1) << t)
-            empty = ws[EMPTY + d] & ~(np.int64(1) << p)
+            empty = ws[ix(EMPTY + d)] & ~(np.int64(1) << p)
             if is_place(a):
                 tops |= np.int64(1) << id_card(a)
             else:
                 empty |= np.int64(1) << id_side(a)
-            ws[TOPS + e] = tops
-            ws[EMPTY + e] = empty
+            ws[ix(TOPS + e)] = tops
+            ws[ix(EMPTY + e)] = empty
         if nodes < TABLE_SIZE - 64:
-            ws[KEYS + slot] = hk
-            ws[FILLED + n_filled] = slot
+            ws[ix(KEYS + slot)] = hk
+            ws[ix(FILLED + n_filled)] = slot
             n_filled += 1
-        ws[H0 + e] = h0
-        ws[H1 + e] = h1
-        ws[HT + e] = tp
-        ws[HB + e] = bp
-        ws[PATH + d] = a
+        ws[ix(H0 + e)] = h0
+        ws[ix(H1 + e)] = h1
+        ws[ix(HT + e)] = tp
+        ws[ix(HB + e)] = bp
+        ws[ix(HASH + e)] = hh
+        ws[ix(PATH + d)] = a
         d = e
         fresh = True
     for i in range(n_filled):
-        ws[KEYS + ws[FILLED + i]] = 0
+        ws[ix(KEYS + ws[ix(FILLED + i)])] = 0
     return n_kept, capped
 
 
