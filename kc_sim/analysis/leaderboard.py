@@ -433,17 +433,7 @@ def rate_comparisons(c: Comparisons, bootstrap: int = DEFAULT_BOOTSTRAP, seed: i
     theta, cov = fit_bt(W, N)
     boot_shares = None
     if bootstrap > 0:
-        rng = np.random.default_rng(seed)
-        boot = np.empty((bootstrap, n))
-        boot_shares = np.empty((bootstrap, n, n))
-        for r in range(bootstrap):
-            for _ in range(100):     # a resample in which some agents never meet rates nothing: draw again
-                wts = rng.poisson(1.0, size=c.n_units).astype(np.float64)
-                Wb, Nb = _totals(c, wts)
-                if len(_components(n, Nb > 0)) == 1:
-                    break
-            boot[r], _ = fit_bt(Wb, Nb)          # still apart after 100 draws: each group centred (fit_bt)
-            boot_shares[r] = metagame.shares(Wb, Nb)
+        boot, boot_shares = resample(c, bootstrap, seed)
         lo, hi = bootstrap_interval(theta, boot, c.n_units, level)
         how = "bootstrap"
     else:
@@ -480,6 +470,26 @@ def rate_comparisons(c: Comparisons, bootstrap: int = DEFAULT_BOOTSTRAP, seed: i
     return df
 
 
+def resample(c: Comparisons, bootstrap: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``bootstrap`` Poisson resamples of the units (deals) of ``c``, seeded by ``seed``:
+    (strengths ``(bootstrap, agents)``, shares ``(bootstrap, agents, agents)``, NaN for pairs
+    that did not meet). A resample in which some agents never meet rates nothing: it is
+    drawn again, and after 100 draws each group is fitted on its own (:func:`fit_bt`)."""
+    n = len(c.agents)
+    rng = np.random.default_rng(seed)
+    boot = np.empty((bootstrap, n))
+    boot_shares = np.empty((bootstrap, n, n))
+    for r in range(bootstrap):
+        for _ in range(100):
+            wts = rng.poisson(1.0, size=c.n_units).astype(np.float64)
+            Wb, Nb = _totals(c, wts)
+            if len(_components(n, Nb > 0)) == 1:
+                break
+        boot[r], _ = fit_bt(Wb, Nb)
+        boot_shares[r] = metagame.shares(Wb, Nb)
+    return boot, boot_shares
+
+
 def _few_deals_factor(units: int, level: float) -> float:
     """``t_{units-1} / z * sqrt(units / (units - 1))``: how much wider than the bootstrap's
     normal-theory spread an interval over ``units`` deals must be (1.10 at 20 deals, 1.03 at
@@ -508,11 +518,11 @@ def bootstrap_interval(est, boot, units: int, level: float = 0.95):
     nearer the estimate than the resamples' ``z * sd`` on average (0.4% or less with 1,000
     resamples), and it varied by 8-10% of that distance from one bootstrap seed to another
     (the standard deviation of 200 resamples by about 5%): a noisy bound covers less than a
-    steady one of the same average width. On the coverage study's "difference" model (400
-    simulated runs per cell, the same runs and resamples for every method) the widened
-    percentile intervals of the ratings covered 94.1-94.8% at 2 and 4 players on 20 and 500
-    deals, the same with 1,000 resamples 94.8-95.8%, and this interval 94.8-96.2% with 200
-    (results/README.md, section 10). The
+    steady one of the same average width. On the coverage study's "difference" model
+    (``experiments/bootstrap_intervals.py``: 400 simulated runs per cell, the same runs and
+    resamples for every method) the widened percentile intervals of the ratings covered
+    94.1-94.8% at 2 and 4 players on 20 and 500 deals, the same with 1,000 resamples
+    94.8-95.8%, and this interval 94.8-96.2% with 200 (results/README.md, section 10). The
     resamples' spread itself is not short: times ``sqrt(units / (units - 1))`` it is 1.00 of
     the sandwich standard error at 500 deals and 1.03-1.04 at 20.
 
