@@ -370,8 +370,9 @@ def research_html(data: RunStats, res: Research) -> list[str]:
         parts += ["<h2>Ratings</h2>",
                   '<p class="note">From <code>kc-sim leaderboard</code> on this run folder alone: every pair of '
                   "seats of every round is a comparison, won by the lower penalty (ties half). Intervals: "
-                  + _esc(f"bootstrap over deals, {res.bootstrap} resamples, widened for few deals (the leaderboard "
-                         "files a tournament of 3 or more agents writes hold the same numbers)" if how == "bootstrap"
+                  + _esc(f"bootstrap over deals, {res.bootstrap} resamples: the estimate ± Student's t times their "
+                         "standard deviation (the leaderboard files a tournament of 3 or more agents writes hold the "
+                         "same numbers)" if how == "bootstrap"
                          else "clustered by deal (ratings: the sandwich covariance; shares)") + "; "
                   "* marks a share whose 95% interval excludes 50%.</p>",
                   "<h3>Pairwise: the row agent finishes ahead of the column agent</h3>",
