@@ -313,7 +313,8 @@ def power_table(power: dict):
     rows = []
     for d in sorted(power):
         for p in power[d]:
-            rows.append([p.a, p.b, fmt_pct(p.observed, digits=2), f"{p.sd:.4f}", f"{100 * d:g}pp", f"{p.deals:,}",
+            rows.append([p.a, p.b, fmt_pct(p.observed, digits=2), f"{p.sd:.4f}", f"{100 * d:g}pp",
+                         f"{p.deals:,}" + ("*" if p.simulated else ""),
                          f"{p.rounds:,}", f"{p.rounds_cv:,}", f"{p.rounds_together:,}"])
     return header, rows
 
@@ -396,6 +397,7 @@ def research_html(data: RunStats, res: Research) -> list[str]:
                   table_html(*paired_table(res.adjusted), left=2),
                   f'<p id="variance-sentence">{_esc(variance_sentence(res.adjusted))}</p>']
         if res.power:
+            from kc_sim.analysis.power import SIMULATE_BELOW, SIMULATIONS
             p0 = next(iter(res.power.values()))[0]
             rpd = p0.run_rounds_per_deal
             parts += ["<h2>Power</h2>",
@@ -405,7 +407,9 @@ def research_html(data: RunStats, res: Research) -> list[str]:
                       "this run; with control variates the variance per deal is divided by the factor above. "
                       f"--rounds: the size to give the same tournament, which plays {_esc(f'{rpd:g}')} rounds per "
                       "deal (every line-up in every seating); the pair sits together in the last column's "
-                      "rounds of them.</p>",
+                      f"rounds of them. *: under {SIMULATE_BELOW} deals, the fewest at which {SIMULATIONS:,} runs "
+                      "resampled from this run's per-deal scores found the difference that often (the formula "
+                      "assumes normal scores, which short runs are not).</p>",
                       table_html(*power_table(res.power), left=2)]
     if res.stop is not None:
         until = (data.manifest.get("config") or {}).get("until") or {}
