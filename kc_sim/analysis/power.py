@@ -108,15 +108,20 @@ def simulated_deals(scores, diff: float, alpha: float = ALPHA, power: float = PO
     is not enough, up to ``limit`` (then None). The test is the summary's: the t interval on
     the deals minus one (a run whose deals are all alike gets the bound of the deals not yet
     seen to differ). Runs of every length share their draws (the first ``n`` deals of one
-    ``n_max``-deal run), so the power grows smoothly with ``n``; the seed is fixed, and the
-    runs are drawn in blocks, so memory stays small."""
+    ``n_max``-deal run), so neighbouring lengths differ by their deals, not by their luck; the
+    seed is fixed, and the runs are drawn in blocks, so memory stays small."""
+    from kc_sim.stats.intervals import unseen_share
+
     y = np.asarray(scores, dtype=np.float64)
     y = y - y.mean()                               # centred: the sums below lose no precision
     while True:
+        k = range(2, n_max + 1)                    # the test's quantile and unseen share per length
+        q = np.r_[np.inf, np.inf, [t_of(1 - alpha, n - 1) for n in k]]
+        f = np.r_[1.0, 1.0, [unseen_share(n, 1 - alpha) for n in k]]
         power_at = np.zeros(n_max + 1)
         rng = np.random.default_rng(seed)
         for start in range(0, sims, SIM_BLOCK):
-            power_at += _rejections(y[rng.integers(0, len(y), (min(SIM_BLOCK, sims - start), n_max))], diff, alpha)
+            power_at += _rejections(y[rng.integers(0, len(y), (min(SIM_BLOCK, sims - start), n_max))], diff, q, f)
         enough = power_at >= power * sims
         if enough[n_max]:
             short = np.flatnonzero(~enough)
@@ -130,12 +135,11 @@ def simulated_deals(scores, diff: float, alpha: float = ALPHA, power: float = PO
 SIM_BLOCK = 500
 
 
-def _rejections(Y, diff: float, alpha: float) -> np.ndarray:
+def _rejections(Y, diff: float, q, f) -> np.ndarray:
     """For every run length ``k`` (index ``k``; 0 at 0 and 1), how many of the runs ``Y``
     (centred per-deal scores, one run per row) reject 1/2 on their first ``k`` deals when the
-    true rate is ``1/2 + diff``."""
-    from kc_sim.stats.intervals import unseen_share
-
+    true rate is ``1/2 + diff``: ``q[k]`` the test's quantile, ``f[k]`` the share of deals not
+    yet seen to differ that bounds a run whose deals are all alike."""
     n = np.arange(1, Y.shape[1] + 1, dtype=np.float64)
     mean = np.cumsum(Y, axis=1) / n
     ss = np.maximum(np.cumsum(Y * Y, axis=1) - n * mean * mean, 0.0)
@@ -144,8 +148,8 @@ def _rejections(Y, diff: float, alpha: float) -> np.ndarray:
     out = np.zeros(Y.shape[1] + 1)
     for k in range(2, Y.shape[1] + 1):
         m, se = mean[:, k - 1], np.sqrt(ss[:, k - 1] / ((k - 1) * k))
-        q, f = t_of(1 - alpha, k - 1), unseen_share(k, 1 - alpha)
-        reject = np.where(flat[:, k - 1], (m * (1 - f) > 0.5) | (m + (1 - m) * f < 0.5), np.abs(m - 0.5) > q * se)
+        reject = np.where(flat[:, k - 1], (m * (1 - f[k]) > 0.5) | (m + (1 - m) * f[k] < 0.5),
+                          np.abs(m - 0.5) > q[k] * se)
         out[k] = reject.sum()
     return out
 
@@ -205,9 +209,8 @@ def power_of(pair, diff: float, alpha: float = ALPHA, power: float = POWER) -> P
     deals = deals_needed(e.sd, diff, alpha, power)
     deals_cv = deals_needed(e.sd / math.sqrt(factor), diff, alpha, power)
     simulated = None
-    scores = getattr(pair, "scores", None)
-    if deals < SIMULATE_BELOW and scores is not None and len(scores) >= 20 and e.sd > 0:
-        simulated = simulated_deals(scores, diff, alpha, power, n_max=max(40, 2 * deals))
+    if deals < SIMULATE_BELOW and pair.scores is not None and len(pair.scores) >= 20 and e.sd > 0:
+        simulated = simulated_deals(pair.scores, diff, alpha, power, n_max=max(40, 2 * deals))
     if simulated is not None:
         deals_cv = max(2, math.ceil(simulated * deals_cv / deals))
         deals = simulated
