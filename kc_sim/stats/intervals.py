@@ -20,9 +20,9 @@ observations, ``n_c`` their number; ``g`` the clusters with ``n_c > 0``):
   :func:`adjusted_skewness`). Per-deal penalties are skewed (skewness about 2 at 3-4 players:
   a king in hand costs 10) and so are rare events (blocked rounds); there the plain t
   interval covers 82-93% at 20-50 deals, the corrected one closer to 95%. The quantile's
-  degrees of freedom are the deals minus one, except for a mean (a penalty, a match total,
-  turns), whose heavy tails leave fewer (:func:`kurtosis_df`: a standard error that is itself
-  noisy on few deals). A *paired* difference of two agents on the same deals (the penalty
+  degrees of freedom are the deals minus one for light-tailed per-deal values and fewer for
+  heavy-tailed ones (:func:`kurtosis_df`: a standard error that is itself noisy on few
+  deals). A *paired* difference of two agents on the same deals (the penalty
   difference, finishes-ahead, a leaderboard share) keeps the plain t interval on ``g - 1``:
   it is symmetric when the agents are equal, and a noisy skewness estimate of its heavy tails
   would only move it (to 93% at 20 deals);
@@ -226,17 +226,18 @@ def kurtosis_df(kurt: float, g: int) -> float:
     ``g - 1`` degrees of freedom (``Var(s**2) / sigma**4 = 2 / (g - 1)``); for other data
     ``Var(s**2) / sigma**4 = 2 / (g - 1) + kappa / g`` (``kappa``: the excess kurtosis), and
     ``nu`` matches that (Satterthwaite's moment match). Heavy-tailed per-deal values (one hand's
-    penalty when the agents are deterministic; a rate moved by rare ties) give a standard error
+    penalty when the agents are deterministic; a rate level in most deals) give a standard error
     that is itself noisy on a few dozen deals, and an interval on ``g - 1`` missed the truth too
     often there: the mean penalty of two identical agents at 2 players covered 92.3-92.8% on 20
-    deals, 93.4-94.0% with ``nu`` (per-deal sums of the coverage study's model, 2,000-3,000
-    runs per cell). Past a
-    few hundred deals ``G2 / g`` vanishes and ``nu`` is ``g - 1``.
+    deals, 93.7% with ``nu`` (the coverage study, 4,000 runs per cell). Past a few hundred
+    deals ``G2 / g`` vanishes and ``nu`` is ``g - 1``.
 
-    Used for means (penalties, match totals, turns), not rates: a rate's per-deal values are
-    bounded and their kurtosis mostly says how near an edge the rate is (which the rare rates'
-    rule handles). Measured on rates, it moved no interval kind into 93.5-96.5% at 20 deals and
-    put seat win rates at 3-4 players above 96% (same per-deal sums)."""
+    Used for every mean and every rate of 10-90% that is not a paired difference. A rate whose
+    per-deal values are level in most deals (a pair's win rate at 2 players: 0, 1/2 or 1 over
+    its two rounds, 1/2 in most deals) has a heavy tail too: on 20 deals it covered 93.4% on
+    ``g - 1`` and 93.8% with ``nu``. A rare rate's bound towards its edge is the score bound
+    (:func:`rare_bound`), whose quantile stays on ``g - 1``: a handful of events is what makes
+    its kurtosis large."""
     if g < 4:
         return g - 1.0
     G2 = ((g + 1.0) * kurt + 6.0) * (g - 1.0) / ((g - 2.0) * (g - 3.0))
@@ -361,7 +362,7 @@ def rate_from_sums(S, N, n_clusters=None, level: float = 0.95, paired: bool = Fa
     every one of ``g`` clusters gets ``[p (1 - f), p + (1 - p) f]`` with ``f = 1 -
     (alpha/2)**(1/g)``, the most a share of clusters not yet seen to differ could move it (the
     "rule of three": ``f`` is 3.7 / g)."""
-    p, se, g, skew, _ = _cluster_stats(S, N)
+    p, se, g, skew, kurt = _cluster_stats(S, N)
     if math.isnan(p):
         return math.nan, math.nan, math.nan
     if n_clusters is None:
@@ -374,7 +375,8 @@ def rate_from_sums(S, N, n_clusters=None, level: float = 0.95, paired: bool = Fa
         return float(p), float(p) * (1.0 - f), float(p) + (1.0 - float(p)) * f
     q = t_of(level, g - 1)
     rare = not paired and min(p, 1 - p) < RARE
-    lo, hi = hall_bounds(p, se, g, 0.0 if paired else skew, q, shrink=not rare)
+    lo, hi = hall_bounds(p, se, g, 0.0 if paired else skew, q if paired or rare else t_of(level, kurtosis_df(kurt, g)),
+                         shrink=not rare)
     if rare:                        # the bound towards the edge: the score bound (rare_bound)
         n_eff = min(p * (1 - p) / (se * se), float(np.sum(np.asarray(N, dtype=np.float64))))
         if p < 0.5:

@@ -3,8 +3,8 @@ the intervals are") with pandas and scipy, not from kc-sim's code: clustered by 
 sums by ``groupby``), the cluster-robust (CR1) standard error, Hall's skewness transformation of
 the studentised mean (for a rate of 10-90% the sample skewness soft-thresholded by sqrt(6 / g);
 otherwise scipy's adjusted skewness G1 of the deals' residuals), scipy's Student quantile on the
-deals minus one, or for a mean (not paired, at least four deals) on Satterthwaite's degrees of
-freedom ``2 / (2 / (g - 1) + max(G2, 0) / g)`` (G2: scipy's adjusted excess kurtosis), for a rare
+deals minus one, or (not paired, not a rare rate, at least four deals) on Satterthwaite's degrees
+of freedom ``2 / (2 / (g - 1) + max(G2, 0) / g)`` (G2: scipy's adjusted excess kurtosis), for a rare
 rate (under 10% or over 90%, not paired) the bound towards the edge the score bound with the
 design-effect sample size (Clopper-Pearson's with at most 2-3 events, scipy's beta quantile), and
 for rates the bounds kept inside [0, 1] (a rate of exactly 0 or 1: the Wilson interval of the
@@ -61,7 +61,7 @@ def from_sums(S, N, rate: bool = False, level: float = 0.95, paired: bool = Fals
     else:                                                              # otherwise G1 (g1 itself below 3 deals)
         skew = float(skewness(r, bias=False))
     df = g - 1.0
-    if g >= 4 and not (paired or rate):                                # a mean's heavy tails: fewer degrees of freedom
+    if g >= 4 and not (paired or rare):                                # heavy tails: fewer degrees of freedom
         df = 2 / (2 / (g - 1) + max(float(kurtosis(r, bias=False)), 0.0) / g)
     a, b = skew / (3 * math.sqrt(g)), skew / (6 * math.sqrt(g))
     q = float(student_t.ppf(0.5 + level / 2, df))
