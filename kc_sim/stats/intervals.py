@@ -235,9 +235,8 @@ def kurtosis_df(kurt: float, g: int) -> float:
     Used for every mean and every rate of 10-90% that is not a paired difference. A rate whose
     per-deal values are level in most deals (a pair's win rate at 2 players: 0, 1/2 or 1 over
     its two rounds, 1/2 in most deals) has a heavy tail too: on 20 deals it covered 93.4% on
-    ``g - 1`` and 93.8% with ``nu``. A rare rate's bound towards its edge is the score bound
-    (:func:`rare_bound`), whose quantile stays on ``g - 1``: a handful of events is what makes
-    its kurtosis large."""
+    ``g - 1`` and 93.8% with ``nu``. A rare rate keeps ``g - 1`` (its bound towards the edge is
+    the score bound, :func:`rare_bound`): a handful of events is what makes its kurtosis large."""
     if g < 4:
         return g - 1.0
     G2 = ((g + 1.0) * kurt + 6.0) * (g - 1.0) / ((g - 2.0) * (g - 3.0))
