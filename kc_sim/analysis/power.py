@@ -56,6 +56,10 @@ ALPHA = 0.05
 #: the formula's deals under which the deals are found by simulation, and its runs
 SIMULATE_BELOW = 200
 SIMULATIONS = 4000
+#: what a ``*`` beside the deals means, in the table of ``kc-sim power`` and in the report
+SIMULATED_NOTE = (f"*: under {SIMULATE_BELOW} deals, the fewest at which {SIMULATIONS:,} runs resampled from the "
+                  "run's per-deal scores found the difference that often (the formula assumes normal scores, "
+                  "which short runs are not)")
 
 
 def z_power(alpha: float = ALPHA, power: float = POWER) -> float:
@@ -282,8 +286,7 @@ def format_power(rows: list[Power], manifest: dict | None = None) -> str:
         lines.append(f"{r.a + ' vs ' + r.b:28s} {100 * r.observed:8.2f}% {r.sd:8.4f} {deals:>11s} {r.rounds:13,d} "
                      f"{r.rounds_cv:13,d} {r.factor:6.2f}x")
     if any(r.simulated for r in rows):
-        lines.append(f"*: under {SIMULATE_BELOW} deals, found by simulating {SIMULATIONS:,} runs from the measured "
-                     "per-deal scores (the formula assumes normal scores, which short runs are not)")
+        lines.append(SIMULATED_NOTE)
     worst = max(rows, key=lambda r: r.deals)
     per_deal = f"{r0.run_rounds_per_deal:g} rounds per deal"
     if manifest is not None:

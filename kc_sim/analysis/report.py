@@ -397,7 +397,7 @@ def research_html(data: RunStats, res: Research) -> list[str]:
                   table_html(*paired_table(res.adjusted), left=2),
                   f'<p id="variance-sentence">{_esc(variance_sentence(res.adjusted))}</p>']
         if res.power:
-            from kc_sim.analysis.power import SIMULATE_BELOW, SIMULATIONS
+            from kc_sim.analysis.power import SIMULATED_NOTE
             p0 = next(iter(res.power.values()))[0]
             rpd = p0.run_rounds_per_deal
             parts += ["<h2>Power</h2>",
@@ -407,9 +407,7 @@ def research_html(data: RunStats, res: Research) -> list[str]:
                       "this run; with control variates the variance per deal is divided by the factor above. "
                       f"--rounds: the size to give the same tournament, which plays {_esc(f'{rpd:g}')} rounds per "
                       "deal (every line-up in every seating); the pair sits together in the last column's "
-                      f"rounds of them. *: under {SIMULATE_BELOW} deals, the fewest at which {SIMULATIONS:,} runs "
-                      "resampled from this run's per-deal scores found the difference that often (the formula "
-                      "assumes normal scores, which short runs are not).</p>",
+                      f"rounds of them. {_esc(SIMULATED_NOTE)}.</p>",
                       table_html(*power_table(res.power), left=2)]
     if res.stop is not None:
         until = (data.manifest.get("config") or {}).get("until") or {}
