@@ -29,6 +29,8 @@ TARGETS = (
     Target("specialised_vs_inline", True, 0.85, "greedy 4p: specialised loop vs the hand-inlined loop"),
     Target("command_1m_rounds_s", False, 3.0, "kc-sim tournament --agents greedy,merger --rounds 1000000 (s)"),
     Target("command_jobs2_vs_jobs1", True, 1.7, "the same 1M rounds, --jobs 2 vs --jobs 1 (whole commands)"),
+    # Amdahl's bound on the ratio above (kc_sim.bench.tournament): below the goal, no scheduling can meet it
+    Target("command_jobs2_ceiling", True, 1.7, "  its ceiling: --jobs 1's play halved, start-up kept (Amdahl)"),
     Target("import_tournament_s", False, 0.5, "import of the tournament package (s)"),
     Target("cold_command_s", False, 10.0, "first kc-sim tournament --agents greedy,merger, empty cache (s)"),
     Target("first_vs_tenth_play_rate", True, 0.90, "1M rounds from an empty cache: the first run's play rate vs the tenth's"),

@@ -7,6 +7,10 @@ command and every worker pays first).
   with the default options and a warm compile cache (after one untimed run that fills it);
 * ``command_jobs1_s``, ``command_jobs2_s``: the same with ``--jobs 1`` and ``--jobs 2``,
   and their ratio ``command_jobs2_vs_jobs1``, start-up and all;
+* ``command_jobs2_ceiling``: the most a second process could give that ratio, by Amdahl's
+  law from the ``--jobs 1`` run's own final line: ``T / (T - play / 2)``, its play phase
+  halved at no cost and its start-up (interpreter, imports, loading the compiled loop) and
+  end left as they are, since every process pays them;
 * with ``--cold``, :func:`first_vs_tenth`: the 1M-round command ten times from an empty
   compile cache, the first run's play rate over the tenth's (no history may change the speed).
 
@@ -41,14 +45,27 @@ def import_seconds(module: str = "kc_sim.tournament.run", repeats: int = 3) -> f
     return min(runs)
 
 
-def command_seconds(args: list[str], out: Path, env=None) -> float:
+def command_seconds(args: list[str], out: Path, env=None, final_line: bool = False):
     """Wall seconds of ``kc-sim ARGS --out OUT --quiet`` in a fresh process (the run folder
-    is removed first, so the run plays everything)."""
+    is removed first, so the run plays everything); with ``final_line``, also what it printed."""
     shutil.rmtree(out, ignore_errors=True)
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "kc_sim.cli", *args, "--out", str(out), "--quiet"], check=True,
-                   capture_output=True, env=env)
-    return time.perf_counter() - t
+    r = subprocess.run([sys.executable, "-m", "kc_sim.cli", *args, "--out", str(out), "--quiet"], check=True,
+                       capture_output=True, env=env, text=True)
+    seconds = time.perf_counter() - t
+    return (seconds, r.stdout) if final_line else seconds
+
+
+_PLAY_SECONDS = re.compile(r"play ([0-9.]+) s at")
+
+
+def two_process_ceiling(seconds: float, final_line: str) -> float:
+    """Amdahl's bound on ``--jobs 2`` over ``--jobs 1`` for a ``--jobs 1`` command of
+    ``seconds`` whose final line reports its play phase: ``T / (T - play / 2)`` (module doc)."""
+    m = _PLAY_SECONDS.search(final_line)
+    if m is None:                                   # pragma: no cover - the final line changed
+        raise AssertionError(f"no play seconds in the final line: {final_line!r}")
+    return seconds / (seconds - float(m.group(1)) / 2)
 
 
 def default_agents() -> list[str]:
@@ -64,15 +81,20 @@ def bench_tournament(rounds: int = 1_000_000, agents=None, repeats: int = COMMAN
     cmd = ["tournament", "--agents", ",".join(agents), "--rounds", str(rounds)]
     runs = {"default": [], "jobs1": [], "jobs2": []}
     extra = {"default": [], "jobs1": ["--jobs", "1"], "jobs2": ["--jobs", "2"]}
+    ceilings = []
     with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
         command_seconds(cmd, Path(tmp) / "warm")                       # untimed: fills the cache
         for _ in range(repeats):
             for k, args in extra.items():
-                runs[k].append(command_seconds([*cmd, *args], Path(tmp) / k))
+                seconds, line = command_seconds([*cmd, *args], Path(tmp) / k, final_line=True)
+                runs[k].append(seconds)
+                if k == "jobs1":
+                    ceilings.append(two_process_ceiling(seconds, line))
     figures.update(with_spread("command_1m_rounds_s", runs["default"]))
     figures.update(with_spread("command_jobs1_s", runs["jobs1"]))
     figures.update(with_spread("command_jobs2_s", runs["jobs2"]))
     figures.update(with_spread("command_jobs2_vs_jobs1", [a / b for a, b in zip(runs["jobs1"], runs["jobs2"])]))
+    figures.update(with_spread("command_jobs2_ceiling", ceilings))
     figures["import_tournament_s"] = import_seconds()
     return figures
 
