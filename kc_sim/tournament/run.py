@@ -224,20 +224,53 @@ class Run:
 
     def _play(self, tasks, bar, on_chunk) -> None:
         """Send the tasks to the backend and store the results; a worker the watchdog found
-        stuck (and killed) ends the run with its stalled round (:func:`stalled`)."""
+        stuck (and killed) ends the run with its stalled round (:func:`stalled`). The
+        results that arrive while pyarrow and pandas are still being imported
+        (:func:`results.import_in_background`) wait in memory, a few chunks at most, and are
+        stored in order once the import is over, or as the run ends whatever the reason
+        (Ctrl-C, a fault): a chunk that was played is never lost to the wait."""
         dog = self.dog
+        importing = results.import_in_background()
+        waiting: list[dict] = []
         try:
             with executor(self.backend, self.workers, self.scheduler, self.warm_args, self.warming,
                           check=dog.check) as run:
                 self.t_play = time.perf_counter()
                 for res in run(tasks):
-                    self._stored(res, bar, on_chunk)
-                    if self.stopper is not None and self.stopper.advance(self.folder.done):
+                    waiting.append(res)
+                    if importing is not None and importing.is_alive():
+                        continue
+                    if self._store_waiting(waiting, bar, on_chunk):
                         break
-        except WorkerLost:
-            if dog.verdict is not None:
+        except BaseException as e:
+            self._keep(importing, waiting)
+            if isinstance(e, WorkerLost) and dog.verdict is not None:
                 raise stalled(*dog.verdict) from None
             raise
+        if importing is not None:
+            importing.join()
+        self._store_waiting(waiting, bar, on_chunk)
+
+    def _keep(self, importing, waiting: list) -> None:
+        """The run is ending on an error or Ctrl-C: store the chunks played that still wait
+        for the import. Should that fail too (the same unwritable folder), the error that
+        ended the run is the one reported, and those chunks are played again on resume."""
+        if importing is not None:
+            importing.join()
+        try:
+            self._store_waiting(waiting, _NoBar(), None)
+        except (OSError, UserError):
+            waiting.clear()                 # given up: played again on resume
+
+    def _store_waiting(self, waiting: list, bar, on_chunk) -> bool:
+        """Store the results in ``waiting`` in order (emptying it); True once the stopping
+        rule says the run is over."""
+        while waiting:
+            self._stored(waiting.pop(0), bar, on_chunk)
+            if self.stopper is not None and self.stopper.advance(self.folder.done):
+                waiting.clear()            # beyond the stop: dropped as the chunks in flight are
+                return True
+        return False
 
     def _stored(self, res: dict, bar, on_chunk) -> None:
         """A chunk's result arrived: store it, count it, tell the stopping rule."""

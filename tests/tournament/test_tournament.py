@@ -25,6 +25,7 @@ from kc_sim.tournament.schedule import (
     seat_lineup,
 )
 from tests.helpers.intervals import clustered
+from tests.helpers.storing import ImportNotOver
 
 
 def _three_agents() -> list[str]:
@@ -122,6 +123,37 @@ def test_interrupted_run_resumes_to_the_same_result(reference_run, tmp_path):
     assert res.played_chunks == 1
     pd.testing.assert_frame_equal(R.read_rounds(out), R.read_rounds(reference_run.out))
     assert R.read_manifest(out)["finished"]
+
+
+def test_results_that_wait_for_the_import_are_all_stored_in_order(reference_run, tmp_path, monkeypatch):
+    monkeypatch.setattr(R, "import_in_background", ImportNotOver)
+    stored = []
+    res = run_tournament(**SMALL, jobs=1, out=tmp_path / "run", on_chunk=stored.append)
+    assert stored == sorted(stored) and len(stored) == res.played_chunks == len(R.read_manifest(res.out)["chunks"])
+    pd.testing.assert_frame_equal(R.read_rounds(res.out), R.read_rounds(reference_run.out))
+
+
+def test_chunks_played_while_the_import_runs_are_kept_on_ctrl_c(reference_run, tmp_path, monkeypatch):
+    import kc_sim.tournament.backends as B
+
+    monkeypatch.setattr(R, "import_in_background", ImportNotOver)
+    played, run_chunk = [], B.run_chunk
+
+    def third_interrupted(task):
+        if len(played) == 2:
+            raise KeyboardInterrupt
+        played.append(task.index)
+        return run_chunk(task)
+
+    monkeypatch.setattr(B, "run_chunk", third_interrupted)
+    out = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt, match="interrupted with 2 of"):
+        run_tournament(**SMALL, jobs=1, out=out)
+    manifest = R.read_manifest(out)
+    assert [i for i, c in enumerate(manifest["chunks"]) if c["state"] == "done"] == played
+    monkeypatch.undo()
+    run_tournament(**SMALL, jobs=1, out=out)
+    pd.testing.assert_frame_equal(R.read_rounds(out), R.read_rounds(reference_run.out))
 
 
 def test_a_different_configuration_is_refused(reference_run, tmp_path):

@@ -11,6 +11,7 @@ import pytest
 from kc_sim.cli import root
 from kc_sim.tournament import results as R
 from kc_sim.tournament.run import run_tournament
+from tests.helpers.storing import ImportNotOver
 
 DECIDES = dict(agents=["greedy", "random"], players=2, rounds=400_000, chunk_size=4_000, seed=3,
                until="decided", quiet=True)
@@ -45,6 +46,14 @@ def test_the_stop_does_not_depend_on_workers_or_backend(decided, tmp_path, backe
     got, want = _parts(res.out), _parts(decided.out)
     assert got.keys() == want.keys() and all(got[k].equals(want[k]) for k in want)
     assert R.read_manifest(res.out)["stop"] == R.read_manifest(decided.out)["stop"]
+
+
+def test_the_stop_is_the_same_when_the_results_wait_for_the_import(decided, tmp_path, monkeypatch):
+    monkeypatch.setattr(R, "import_in_background", ImportNotOver)      # every result waits to the end
+    res = run_tournament(**DECIDES, jobs=1, out=tmp_path / "waited")
+    assert res.stop == decided.stop and res.units == decided.units
+    got, want = _parts(res.out), _parts(decided.out)
+    assert got.keys() == want.keys() and all(got[k].equals(want[k]) for k in want)
 
 
 def test_an_interrupted_run_resumes_to_the_same_stop(decided, tmp_path):
