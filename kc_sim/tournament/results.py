@@ -65,7 +65,7 @@ def import_in_background() -> threading.Thread | None:
     (None when they are imported already: in a notebook, a test, a second run).
     Why: the compiled loops release the GIL while they play, so a run that starts this
     before its first chunk plays on while the import runs on the other core, and stores
-    its first parts once the thread has ended (:meth:`kc_sim.tournament.run.Run.play`),
+    its first parts once the thread has ended (:meth:`kc_sim.tournament.run.Run._play`),
     instead of stopping for the import at its first part."""
     def load() -> None:
         try:

@@ -9,8 +9,9 @@ folder of another run, the manifest, resume), then takes the steps of a :class:`
 2. **warm** - start the workers (:mod:`~kc_sim.tournament.backends`), which import the
    play layer meanwhile, compile or load the run's compiled loop here (the one for all of
    its agents, :func:`kc_sim.play.runner.loop_name`), then have each worker load it;
-3. **play** - every chunk's parts written as its result arrives, then the chunk marked
-   done in ``manifest.json``; Ctrl-C keeps what is done;
+3. **play** - every chunk's parts written as its result arrives (the first few once pyarrow
+   and pandas, imported meanwhile, are ready), then the chunk marked done in
+   ``manifest.json``; Ctrl-C keeps what is done;
 4. **stop** - with ``until`` the run stops once its pairs are decided
    (:mod:`~kc_sim.tournament.stopping`), after the same block whatever the workers; what
    was played beyond that block is dropped;
@@ -138,7 +139,7 @@ class Run:
     """One call of :func:`run_tournament` once its folder is open, as its steps in order:
     :meth:`plan_from` (what is left to play and by how many processes), :meth:`warm` (compile
     or load the compiled code, start the workers), :meth:`play` (the chunks, each stored
-    as it arrives; Ctrl-C), :meth:`stop` (with ``--until``: drop what was played beyond
+    as it arrives, the first few once the writers' import is over; Ctrl-C), :meth:`stop` (with ``--until``: drop what was played beyond
     the stop) and :meth:`summarise` (tallies, summary, records)."""
 
     def __init__(self, folder: RunFolder, stopper: Stopper | None, pending: list, workers: int, backend: str,
