@@ -32,6 +32,7 @@ import numpy as np
 from kc_sim.bench.agents import bench_agents, strong_agents_2p
 from kc_sim.bench.scale import run_scale
 from kc_sim.bench.spread import with_spread
+from kc_sim.bench.steadiness import Probes
 from kc_sim.bench.tournament import bench_tournament, cold_command_seconds, first_vs_tenth
 from kc_sim.core import inline_greedy, loop
 from kc_sim.core import layout as L
@@ -164,6 +165,8 @@ def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, a
     """All figures as one flat dict (what ``kc-sim bench --json`` prints, with ``targets``:
     :func:`kc_sim.bench.targets.check` of them)."""
     rules = parse_rules("classic")
+    probes = Probes()                      # the machine's steadiness, between the parts (steadiness.py)
+    probes.take()
     core = core_rounds_per_s(rounds, rules)
     ref = reference_rounds_per_s(seconds, rules)
     figures = {
@@ -173,6 +176,7 @@ def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, a
         "warm_start_first_round_s": round(start_seconds(), 3),
     }
     figures.update(loop_figures(rounds, rules))
+    probes.take()
     if cold:
         with tempfile.TemporaryDirectory() as empty:
             figures["cold_compile_s"] = round(start_seconds(empty), 2)
@@ -181,18 +185,23 @@ def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, a
             figures["cold_command_s"] = round(cold_command_seconds(empty), 2)
         with tempfile.TemporaryDirectory() as empty:
             figures.update(first_vs_tenth(empty))
+        probes.take()
     if agents:
         for row in bench_agents():
             key = f"agent_{row['agent']}_rounds_per_s"
             figures.update({key: row["rounds_per_s"], f"{key}_min": row["rounds_per_s_min"],
                             f"{key}_max": row["rounds_per_s_max"]})
         figures.update(strong_agents_2p())
+        probes.take()
     if tournament:
         figures.update({k: round(v, 3) if isinstance(v, float) else v for k, v in bench_tournament().items()})
+        probes.take()
     if scale:
         figures.update(run_scale(scale))
     if env:
         from kc_sim.bench.env import bench_env  # lazy: the AEC env needs the rl extra
 
         figures.update({k: round(v, 1) if isinstance(v, float) else v for k, v in bench_env(seconds).items()})
+    probes.take()
+    figures.update(probes.figures())
     return figures

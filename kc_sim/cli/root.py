@@ -134,6 +134,7 @@ def bench(
     if scale and (len(sizes) < 2 or min(sizes) < 1):
         raise UserError(f"bad --scale-rounds {scale_rounds!r}: expected at least two positive sizes")
     # lazy: see record (after the options are checked: a typo costs no import)
+    from kc_sim.bench import steadiness
     from kc_sim.bench import targets as bench_targets
     from kc_sim.bench.core import run_bench
 
@@ -147,6 +148,9 @@ def bench(
         if rows:
             typer.echo("")
             typer.echo(bench_targets.format_rows(rows))
+        unsteady = steadiness.note(figures)
+        if unsteady:
+            typer.echo(unsteady)
 
 
 def _register_commands():

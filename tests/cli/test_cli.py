@@ -84,6 +84,10 @@ def test_bench_json_has_the_figures():
     assert figures["core_rounds_per_s"] > 0 and figures["reference_rounds_per_s"] > 0
     assert figures["core_vs_reference"] == pytest.approx(
         figures["core_rounds_per_s"] / figures["reference_rounds_per_s"], rel=0.01)
+    # the machine's steadiness: a probe at the start, after the loops and at the end
+    assert 0 < figures["machine_probe_ms_min"] <= figures["machine_probe_ms"] <= figures["machine_probe_ms_max"]
+    assert figures["machine_probe_spread"] == pytest.approx(
+        figures["machine_probe_ms_max"] / figures["machine_probe_ms_min"], abs=0.01)
 
 
 def test_agents_lists_every_builtin_one_line_each(capsys):
