@@ -85,7 +85,8 @@ def main(argv=None) -> int:
     ap.add_argument("--bootstrap", type=int, default=200, help="resamples of those cells (0: none)")
     ap.add_argument("--real-runs", type=int, default=2000, help="real tournaments per real-agent cell (0: none)")
     ap.add_argument("--real-deals", default="20,50")
-    ap.add_argument("--truth-deals", type=int, default=100_000)
+    ap.add_argument("--truth-deals", type=int, default=1_000_000,
+                    help="deals of each scenario's truth (a quarter of them for the real agents' run)")
     ap.add_argument("--power-run", type=Path, default=None, help="a run folder for the power check (default: none)")
     ap.add_argument("--power-diff", type=float, default=0.02)
     ap.add_argument("--jobs", type=int, default=1)

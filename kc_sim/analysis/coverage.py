@@ -22,7 +22,10 @@ the match's group (lowest total wins, ties shared).
 
 **The truth** of every figure is its expectation under the model, computed once by Monte
 Carlo over many more deals (``truth_deals``; its error is a few percent of the narrowest
-interval studied), and exactly where symmetry gives it (self-play). Ratings are judged
+interval studied), and exactly where symmetry gives it (self-play). Where a run's interval
+depends on a few counts (identical agents, rare events on 20-50 deals), the runs' bounds sit
+on a few values, and a truth that crosses one moves the whole cell: the published study
+takes the truth on 1,000,000 deals (results/README.md section 10). Ratings are judged
 against the Bradley-Terry fit of the truth's comparisons.
 
 **Scenarios**: ``self-play`` (all agents equal, stochastic), ``difference`` (agents of known
@@ -248,7 +251,7 @@ def intervals(model: Model, r: dict, m: dict | None = None, bootstrap: int = 0, 
             N, win, diff, ahead = t.pair_sums(a, b)
             out["pair_win"][(a, b)] = rate_from_sums(win, N, t.deals)
             out["pair_penalty"][(a, b)] = mean_from_sums(t.pair.S["penalty"][key], N)
-            out["beat"][(a, b)] = rate_from_sums(t.pair.S["beat"][key], N, t.deals)
+            out["beat"][(a, b)] = t.beat(a, b)
             out["diff"][(a, b)] = mean_from_sums(diff, N, paired=True, spread=t.pair_spread(a, b))
             out["ahead"][(a, b)] = rate_from_sums(ahead, N, t.deals, paired=True)
     st = scan_of(model, r)

@@ -39,6 +39,8 @@ observations, ``n_c`` their number; ``g`` the clusters with ``n_c > 0``):
   most deals may still differ in rare ones (greedy and king-first at 3 players differ in
   under one deal in a hundred), and a zero width there covered the truth 82% of the time.
   A win-rate difference the same in every deal gets it scaled by 1 (its per-deal range).
+  The share of rounds one agent of a level pair beat the other is half the rounds they did
+  not tie, and takes the interval of the tie share (:func:`beat_from_sums`).
   Any other mean the same in every deal has no interval that data can bound: it gets a zero
   width, and the tables say "in every deal" (:func:`no_variation`).
 
@@ -383,6 +385,32 @@ def rate_from_sums(S, N, n_clusters=None, level: float = 0.95, paired: bool = Fa
         else:
             hi = 1.0 - rare_bound(1 - p, n_eff, q, level)
     return float(p), max(0.0, lo), min(1.0, hi)
+
+
+def beat_from_sums(B, T, N, n_clusters=None, level: float = 0.95) -> tuple[float, float, float]:
+    """``(rate, lo, hi)`` of the share of rounds in which one agent's penalty was lower than
+    another's, from per-cluster sums of those rounds ``B``, of the tied rounds ``T`` and of
+    the rounds ``N`` they shared.
+
+    **The rule.** When the pair finished ahead of each other equally in every cluster
+    (``B + T / 2 = N / 2``: two agents that play alike), each beat the other in half the
+    rounds they did not tie, so the share is exactly ``(1 - tie share) / 2`` deal by deal and
+    its interval is that of the tie share (:func:`rate_from_sums`), the only thing that
+    varies: a rare rate when ties are under 10% of rounds, with its skewness and score bound.
+    Taken as a rate of its own, the share is level in most deals and pulled down by the few
+    with several ties, and a run that saw none of those put its lower bound above the truth
+    (two identical agents at 4 players on 20 deals: 91.5% coverage, 96.0% this way; per-deal
+    sums of the coverage study's model, 3,000 runs). A tie share the same in every cluster
+    keeps the bound of the deals not yet seen to differ (:func:`rate_from_sums`), and any other
+    pair gets the interval of a rate."""
+    B = np.asarray(B, dtype=np.float64)
+    T = np.asarray(T, dtype=np.float64)
+    N = np.asarray(N, dtype=np.float64)
+    keep = N > 0
+    if np.array_equal(2 * B[keep] + T[keep], N[keep]) and _cluster_stats(T, N)[1] > 0:
+        tie, tlo, thi = rate_from_sums(T, N, n_clusters, level)
+        return (1.0 - tie) / 2.0, (1.0 - thi) / 2.0, (1.0 - tlo) / 2.0
+    return rate_from_sums(B, N, n_clusters, level)
 
 
 def difference_of_independent(S1, N1, S2, N2, level: float = 0.95) -> tuple[float, float, float]:

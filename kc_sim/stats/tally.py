@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kc_sim.stats.intervals import largest_mean, mean_from_sums, rate_from_sums
+from kc_sim.stats.intervals import beat_from_sums, largest_mean, mean_from_sums, rate_from_sums
 from kc_sim.stats.sums import Sums, batch_width, deal_index
 
 if TYPE_CHECKING:
@@ -200,6 +200,13 @@ class Tally:
         return (p.N[ab], p.S["win"][ab], p.S["penalty"][ab] - p.S["penalty"][ba],
                 p.S["beat"][ab] + 0.5 * p.S["tie"][ab])
 
+    def beat(self, a: int, b: int) -> tuple[float, float, float]:
+        """``(rate, lo, hi)``: the share of the rounds agents ``a`` and ``b`` shared in which
+        ``a``'s penalty was lower (:func:`~kc_sim.stats.intervals.beat_from_sums`)."""
+        ab = a * self.n_agents + b
+        p = self.pair
+        return beat_from_sums(p.S["beat"][ab], p.S["tie"][ab], p.N[ab], self.deals)
+
     # --- tables -------------------------------------------------------------------------
     def agent_table(self, names) -> pd.DataFrame:
         """One row per agent that played: rounds, wins, win rate and interval, mean penalty
@@ -262,7 +269,7 @@ class Tally:
             row["mean_penalty"], row["penalty_lo"], row["penalty_hi"] = mean_from_sums(p.S["penalty"][key], N)
             row["beats"] = int(round(self.total("pair", "beat", key)))
             row["ties"] = int(round(self.total("pair", "tie", key)))
-            row["beat_rate"], row["beat_lo"], row["beat_hi"] = rate_from_sums(p.S["beat"][key], N, self.deals)
+            row["beat_rate"], row["beat_lo"], row["beat_hi"] = self.beat(a, b)
             d = mean_from_sums(diff, N, paired=True, spread=self.pair_spread(a, b))
             row["penalty_diff"], row["diff_lo"], row["diff_hi"] = d
             ah = rate_from_sums(ahead, N, self.deals, paired=True)

@@ -27,7 +27,7 @@ from kc_sim.analysis.variance import run_adjusted
 from kc_sim.cli.tournament import format_summary
 from kc_sim.tournament import results as R
 from kc_sim.tournament.run import run_tournament
-from tests.helpers.intervals import clustered, largest_deal_mean
+from tests.helpers.intervals import beat_share, clustered, largest_deal_mean
 
 AGENTS = ["greedy", "merger", "random", "king-first"]
 
@@ -130,7 +130,7 @@ def test_summary_pair_rows(run):
         assert r.rounds == len(d)
         close((r.win_rate, r.win_lo, r.win_hi), clustered(d["won"], g, rate=True), f"{a}-{b} win")
         close((r.mean_penalty, r.penalty_lo, r.penalty_hi), clustered(d["pa"], g), f"{a}-{b} penalty")
-        close((r.beat_rate, r.beat_lo, r.beat_hi), clustered(d["pa"] < d["pb"], g, rate=True), f"{a}-{b} beat")
+        close((r.beat_rate, r.beat_lo, r.beat_hi), beat_share(d["pa"], d["pb"], g), f"{a}-{b} beat")
         spread = max(largest_deal_mean(d["pa"], g), largest_deal_mean(d["pb"], g))   # bounds a level difference
         diff = clustered(d["pa"] - d["pb"], g, paired=True, spread=spread)
         close((r.penalty_diff, r.diff_lo, r.diff_hi), diff, f"{a}-{b} diff")

@@ -94,3 +94,17 @@ def largest_deal_mean(values, groups) -> float:
     """The largest per-deal mean of ``values``."""
     S, N = per_deal(values, groups)
     return float((S / N).max())
+
+
+def beat_share(pa, pb, groups, level: float = 0.95):
+    """(estimate, lo, hi) of the share of rounds with ``pa < pb``: when the pair finished ahead
+    of each other equally in every deal (wins plus half the ties is half the rounds), the
+    share is (1 - tie share) / 2 deal by deal and takes the tie share's interval, mirrored;
+    otherwise the interval of a rate."""
+    pa, pb = np.asarray(pa, float), np.asarray(pb, float)
+    B, N = per_deal(pa < pb, groups)
+    T, _ = per_deal(pa == pb, groups)
+    if np.array_equal(2 * B + T, N) and np.ptp(T / N) > 0:
+        tie, lo, hi = from_sums(T, N, rate=True, level=level)
+        return (1 - tie) / 2, (1 - hi) / 2, (1 - lo) / 2
+    return from_sums(B, N, rate=True, level=level)
