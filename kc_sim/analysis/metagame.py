@@ -175,7 +175,12 @@ def bt_fit_test(theta, pairs, share, count, cov, rank_tol: float = 1e-10, drop=N
     Cu = C[np.ix_(use, use)]
     Pu = int(use.sum())
     lam, U = np.linalg.eigh(Cu) if Pu else (np.zeros(0), np.zeros((0, 0)))
-    keep = lam > rank_tol * max(float(lam.max()) if Pu else 0.0, 1e-300)
+    # directions of no sampling variance carry nothing to test; "none" is judged against the
+    # shares' own variances, not the residuals': two agents that play alike make their shares
+    # against a third move together, and the residuals' whole covariance is then rounding
+    # (a chi2 of 1e21 on 1 df before)
+    scale = float(np.nan_to_num(np.diag(np.asarray(cov, np.float64)))[use].max()) if Pu else 0.0
+    keep = lam > rank_tol * max(scale, float(lam.max()) if Pu else 0.0, 1e-300)
     df = int(min(keep.sum(), max(P - (n - 1), 0)))
     if df > 0:
         proj = U[:, keep].T @ r[use]

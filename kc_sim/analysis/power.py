@@ -185,6 +185,13 @@ class Power:
     simulated: bool = False    # deals found by simulating short runs (module doc), not by the formula
 
     @property
+    def level(self) -> bool:
+        """True when the pair's paired score was the same in every deal of the run (two agents
+        that play alike): there is no spread between deals to size a run from, and the
+        deals are not printed (the formula would say 2 whatever the difference)."""
+        return self.sd == 0
+
+    @property
     def rounds(self) -> int:
         """The ``--rounds`` of the same tournament that plays :attr:`deals` deals."""
         return math.ceil(self.deals * self.run_rounds_per_deal)
@@ -200,7 +207,7 @@ class Power:
 
     def to_dict(self) -> dict:
         return {**asdict(self), "rounds": self.rounds, "rounds_cv": self.rounds_cv,
-                "rounds_together": self.rounds_together}
+                "rounds_together": self.rounds_together, "level": self.level}
 
 
 def power_of(pair, diff: float, alpha: float = ALPHA, power: float = POWER) -> Power:
@@ -282,12 +289,23 @@ def format_power(rows: list[Power], manifest: dict | None = None) -> str:
     lines = [head, f"{'pair':28s} {'observed':>9s} {'sd/deal':>8s} {'deals':>11s} {'--rounds':>13s} "
              f"{'with CV':>13s} {'worth':>7s}"]
     for r in rows:
+        if r.level:
+            lines.append(f"{r.a + ' vs ' + r.b:28s} {100 * r.observed:8.2f}% {r.sd:8.4f} {'-':>11s} {'-':>13s} "
+                         f"{'-':>13s} {'-':>7s}")
+            continue
         deals = f"{r.deals:,d}" + ("*" if r.simulated else "")
         lines.append(f"{r.a + ' vs ' + r.b:28s} {100 * r.observed:8.2f}% {r.sd:8.4f} {deals:>11s} {r.rounds:13,d} "
                      f"{r.rounds_cv:13,d} {r.factor:6.2f}x")
     if any(r.simulated for r in rows):
         lines.append(SIMULATED_NOTE)
-    worst = max(rows, key=lambda r: r.deals)
+    level = [r for r in rows if r.level]
+    if level:
+        names = "; ".join(f"{r.a} and {r.b}" for r in level)
+        lines.append(f"-: {names} finished ahead of each other equally in every deal (they play alike): no spread "
+                     "between deals to size a run from; a run of any size tells them apart only through deals where "
+                     "they play differently, which this one did not see")
+    sized = [r for r in rows if not r.level]
+    worst = max(sized, key=lambda r: r.deals) if sized else None
     per_deal = f"{r0.run_rounds_per_deal:g} rounds per deal"
     if manifest is not None:
         sched = manifest.get("schedule") or {}
@@ -296,7 +314,8 @@ def format_power(rows: list[Power], manifest: dict | None = None) -> str:
             per_deal = f"{n_lu} line-up{'s' if n_lu != 1 else ''} x {n_seat} seatings = " + per_deal
     lines.append(f"--rounds: of the whole tournament ({per_deal}); the pair sits together in "
                  f"{r0.rounds_per_deal:g} of them")
-    if manifest is not None:
-        lines.append(f"to decide every pair ({worst.deals:,} deals): {run_command(manifest, worst.rounds)}")
+    if manifest is not None and worst is not None:
+        lines.append(f"to decide every pair{' but those' if level else ''} ({worst.deals:,} deals): "
+                     f"{run_command(manifest, worst.rounds)}")
     lines.append(f"measured on {r0.pilot_deals:,} deals")
     return "\n".join(lines)

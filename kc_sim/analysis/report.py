@@ -276,6 +276,11 @@ def paired_table(adjusted):
     rows = []
     for p in adjusted:
         e = p.est
+        if e.sd == 0:           # level in every deal: no spread, nothing for the control variates to remove
+            rows.append([p.a, p.b, f"{e.deals:,}", f"{p.rounds_per_deal:g}",
+                         f"{fmt_pct(e.mean, digits=2)} in every deal (they played identically)"
+                         if e.mean == 0.5 else f"{fmt_pct(e.mean, digits=2)} in every deal", "-", "-", "-"])
+            continue
         rows.append([p.a, p.b, f"{e.deals:,}", f"{p.rounds_per_deal:g}", fmt_pct(e.mean, *e.interval(adjusted=False),
                                                                               digits=2),
                      fmt_pct(e.adj, *e.interval(), digits=2), f"{e.r2:.3f}", f"{e.factor:.2f}x rounds"])
@@ -284,11 +289,16 @@ def paired_table(adjusted):
 
 def variance_sentence(adjusted) -> str:
     """The one honest sentence under the paired table: the range of the factor measured on
-    this run, and why it is what it is."""
-    f = [p.est.factor for p in adjusted]
-    r2 = [p.est.r2 for p in adjusted]
+    this run, and why it is what it is (pairs level in every deal have no spread to reduce and
+    are left out)."""
+    varied = [p for p in adjusted if p.est.sd > 0]
+    if not varied:
+        return ("Every pair was level in every deal of this run (agents that play alike): there is no spread "
+                "between deals for the control variates to reduce.")
+    f = [p.est.factor for p in varied]
+    r2 = [p.est.r2 for p in varied]
     span = f"{min(f):.2f}x" if f"{min(f):.2f}" == f"{max(f):.2f}" else f"{min(f):.2f}x to {max(f):.2f}x"
-    r2s = f"{max(r2):.3f}" if len(r2) == 1 else f"{min(r2):.3f} to {max(r2):.3f}"
+    r2s = f"{max(r2):.3f}" if f"{min(r2):.3f}" == f"{max(r2):.3f}" else f"{min(r2):.3f} to {max(r2):.3f}"
     text = (f"Measured on this run: the control variates are worth {span} the rounds (cross-fitted R\u00b2 {r2s}). ")
     if max(f) < 1.05:
         text += ("Every deal is already played in every seating of the schedule, so what the pre-play features "
@@ -313,6 +323,10 @@ def power_table(power: dict):
     rows = []
     for d in sorted(power):
         for p in power[d]:
+            if p.level:         # no spread between deals to size a run from (kc_sim.analysis.power.Power.level)
+                rows.append([p.a, p.b, fmt_pct(p.observed, digits=2), f"{p.sd:.4f}", f"{100 * d:g}pp",
+                             "- (level in every deal)", "-", "-", "-"])
+                continue
             rows.append([p.a, p.b, fmt_pct(p.observed, digits=2), f"{p.sd:.4f}", f"{100 * d:g}pp",
                          f"{p.deals:,}" + ("*" if p.simulated else ""),
                          f"{p.rounds:,}", f"{p.rounds_cv:,}", f"{p.rounds_together:,}"])

@@ -253,19 +253,26 @@ def format_summary(df) -> str:
                          f"{_ci(r['penalty_diff'], r['diff_lo'], r['diff_hi'], False):24s}")
         lines.append("finishes ahead: share of the rounds both played in which the agent's penalty was lower "
                      "(ties half); it and the penalty diff are paired within each deal")
-        level = pairs[pairs["level"].fillna(False).astype(bool)] if "level" in pairs else pairs.iloc[:0]
-        done = set()
-        for _, r in level.iterrows():
-            key = frozenset((str(r["agent"]), str(r["opponent"])))
-            if key not in done:
-                done.add(key)
-                lines.append(f"{r['agent']} and {r['opponent']} played identically: level in every deal "
-                             "(the same results with the two swapped): their difference is 0 here, and its interval "
-                             "allows for deals not yet seen where they would differ")
+        lines += identical_notes(pairs)
     why = "every deal is played in every seating, so its rounds are not independent"
     lines.append(f"intervals: 95%, clustered by deal ({deals:,} deals; {why})" if deals
                  else f"intervals: 95%, clustered by deal ({why})")
     return "\n".join(lines)
+
+
+def identical_notes(pairs) -> list[str]:
+    """One line for each pair of head-to-head rows that was level in every deal (two agents
+    that play identically), saying what its zero difference and its interval mean."""
+    level = pairs[pairs["level"].fillna(False).astype(bool)] if "level" in pairs else pairs.iloc[:0]
+    lines, done = [], set()
+    for _, r in level.iterrows():
+        key = frozenset((str(r["agent"]), str(r["opponent"])))
+        if key not in done:
+            done.add(key)
+            lines.append(f"{r['agent']} and {r['opponent']} played identically: level in every deal "
+                         "(the same results with the two swapped): their difference is 0 here, and its interval "
+                         "allows for deals not yet seen where they would differ")
+    return lines
 
 
 def baseline_names(exclude: str | None = None) -> list[str]:
@@ -381,4 +388,4 @@ def format_bench(table, name: str) -> str:
                      f"{_ci(r['penalty_diff'], r['diff_lo'], r['diff_hi'], False):24s}")
     lines.append("penalty diff = mean penalty of the agent minus the baseline's in the same round "
                  "(negative is better); intervals: 95%, clustered by deal, the difference paired within the deal")
-    return "\n".join(lines)
+    return "\n".join(lines + identical_notes(table))

@@ -19,6 +19,7 @@ from kc_sim.analysis.leaderboard import (
     LEADERBOARD_FILE,
     PAIRS_FILE,
     Comparisons,
+    format_fit,
     format_leaderboard,
     leaderboard,
     rate_comparisons,
@@ -305,3 +306,24 @@ def test_cli_prints_the_metagame(run3, tmp_path):
     assert "BT fits" in out or "BT does not fit" in out
     for name in (LEADERBOARD_FILE, PAIRS_FILE, CYCLES_FILE):
         assert (tmp_path / name).exists() and name in out
+
+
+def test_agents_that_play_alike_leave_nothing_to_test(tmp_path):
+    """greedy and king-first play alike at 3 players: level in every deal, and their shares
+    against a third agent move together. BT fits the rest exactly, so the residuals' whole
+    covariance is rounding: the fit line says there is nothing to test (it printed "chi2
+    2467584927668557578240.00 on 1 df, p = 0" when rounding was taken for variance)."""
+    run = tmp_path / "alike"
+    run_tournament(["greedy", "king-first", "merger"], players=3, rounds=6000, seed=0, jobs=1, quiet=True, out=run)
+    df = leaderboard([run], bootstrap=0)
+    fit = df.attrs["metagame"].fit
+    assert fit["level_pairs"] == [["greedy", "king-first", 0.5]]
+    assert fit["df"] == 0 and fit["fits"]
+    text = format_fit(fit)
+    assert text.startswith("BT fits: no test") and "greedy and king-first: 50.0% in every deal" in text
+    # the same shares with rounding as their only spread: still nothing to test
+    cov = np.array([[0.0, 0.0, 0.0], [0.0, 1e-6, 1e-6], [0.0, 1e-6, 1e-6]])
+    test = metagame.bt_fit_test(np.array([1e-3, 1e-3, -2e-3]), np.array([[0, 1], [0, 2], [1, 2]]),
+                                np.array([0.5, 0.5015, 0.5015]), np.full(3, 6000.0), cov,
+                                drop=np.array([True, False, False]))
+    assert test["df"] == 0 and test["chi2"] == 0.0

@@ -302,3 +302,17 @@ def test_cycles_and_marks_of_an_intransitive_metagame():
     _, rows = report.pairwise_table(df)
     marked = [cell for row in rows for cell in row[1:] if cell not in ("-",)]
     assert len(marked) == 6 and all(cell.endswith(" *") for cell in marked)
+
+
+def test_agents_that_play_alike_get_no_interval_factor_or_size(tmp_path):
+    """greedy and king-first at 2 players: level in every deal. The paired row says so instead
+    of a zero-width interval and a 0.00x factor, the sentence says there is no spread to reduce,
+    and the power rows show no size (the formula on an sd of 0 said 2 deals)."""
+    run = _run(tmp_path / "alike", agents=["greedy", "king-first"], players=2, rounds=800)
+    html = _html(run)
+    (row,) = tables(html)["Paired differences and variance reduction"]
+    assert row["A finishes ahead, per deal [95% CI]"] == "50.00% in every deal (they played identically)"
+    assert row["worth"] == "-" and row["adjusted by control variates [95% CI]"] == "-"
+    assert "Every pair was level in every deal of this run" in html and "0.00x" not in html
+    power = tables(html)["Power"]
+    assert len(power) == 2 and all(r["deals"] == "- (level in every deal)" for r in power)

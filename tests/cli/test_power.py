@@ -126,3 +126,19 @@ def test_match_runs_are_refused(tmp_path, capsys):
                    quiet=True)
     assert root.main(["power", str(out)]) == 2
     assert "single rounds" in capsys.readouterr().err
+
+
+def test_agents_that_play_alike_are_not_sized(tmp_path, capsys):
+    """greedy and king-first are level in every deal at 2 players: no spread to size a run from.
+    The formula on an sd of 0 said 2 deals (--rounds 4) for any difference; the row now shows
+    dashes, one line says why, and no command is offered when no other pair is left."""
+    out = tmp_path / "alike"
+    run_tournament(["greedy", "king-first"], rounds=2000, seed=1, out=out, jobs=1, backend="sequential", quiet=True)
+    (row,) = power_from_run(out, 0.005)
+    assert row.level and row.sd == 0
+    assert root.main(["power", str(out)]) == 0
+    text = capsys.readouterr().out
+    line = next(x for x in text.splitlines() if x.startswith("greedy vs king-first"))
+    assert line.split()[-4:] == ["-", "-", "-", "-"]
+    assert "greedy and king-first finished ahead of each other equally in every deal" in text
+    assert "to decide every pair" not in text and "--rounds 4" not in text

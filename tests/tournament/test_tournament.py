@@ -356,6 +356,14 @@ def test_bench_agent_against_baselines(tmp_path):
     assert ((df["agent_0"].astype(str) == first) | (df["agent_1"].astype(str) == first)).all()
 
 
+def test_bench_agent_says_when_a_baseline_played_identically(tmp_path):
+    result = CliRunner().invoke(_app(), ["bench-agent", "king-first", "--baselines", "greedy,random", "--rounds",
+                                         "600", "--jobs", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "king-first and greedy played identically: level in every deal" in result.output
+    assert "and random played identically" not in result.output
+
+
 def test_an_agent_playing_an_illegal_action_stops_the_run(tmp_path):
     bad = tmp_path / "bad_agent.py"
     bad.write_text(
