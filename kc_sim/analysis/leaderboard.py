@@ -65,6 +65,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from kc_sim.analysis import metagame, scan
+from kc_sim.analysis.text import digits_for_width
 from kc_sim.errors import UserError
 from kc_sim.records.atomic import atomic_file
 from kc_sim.stats import rate_from_sums, t_of, z_of
@@ -675,8 +676,8 @@ def format_leaderboard(df) -> str:
 SHOW_CYCLES = 8
 
 
-def _pct(x: float, signed: bool = False) -> str:
-    return "n/a" if x is None or math.isnan(x) else (f"{100 * x:+.1f}" if signed else f"{100 * x:.1f}")
+def _pct(x: float, signed: bool = False, digits: int = 1) -> str:
+    return "n/a" if x is None or math.isnan(x) else (f"{100 * x:+.{digits}f}" if signed else f"{100 * x:.{digits}f}")
 
 
 def format_metagame(df, meta: Metagame) -> str:
@@ -720,18 +721,19 @@ def format_metagame(df, meta: Metagame) -> str:
     lines.append(format_fit(meta.fit))
     lines.append("Nash averaging: maximum-entropy Nash mixture of the meta-game (payoff = share - 50%); "
                  "Nash rating = payoff against the mixture, pp (0 in the support)")
-    lines.append(f"{'#':>2s} {'agent':{width}s} {'weight':>7s}  {'Nash rating [95% CI]':22s} {'in support':>10s}")
+    lines.append(f"{'#':>2s} {'agent':{width}s} {'weight':>7s}  {'Nash rating [95% CI]':24s} {'in support':>10s}")
+    k = digits_for_width(df["nash_rating_lo"], df["nash_rating_hi"])
     for r in df.itertuples(index=False):
         weight = "n/a" if math.isnan(r.nash_weight) else f"{100 * r.nash_weight:.1f}%"
         support = getattr(r, "nash_support", math.nan)
         if math.isnan(r.nash_rating_lo):
-            cell = _pct(r.nash_rating, True)
+            cell = _pct(r.nash_rating, True, k)
         elif r.nash_rating_lo == r.nash_rating_hi == 0.0:    # in the support of every resample: see its column
-            cell = _pct(r.nash_rating, True)
+            cell = _pct(r.nash_rating, True, k)
         else:
-            cell = f"{_pct(r.nash_rating, True)} [{_pct(r.nash_rating_lo, True)}, {_pct(r.nash_rating_hi, True)}]"
+            cell = f"{_pct(r.nash_rating, True, k)} [{_pct(r.nash_rating_lo, True, k)}, {_pct(r.nash_rating_hi, True, k)}]"
         share = "" if math.isnan(support) else f"{100 * support:9.0f}%"
-        lines.append(f"{int(r.rank):>2d} {str(r.agent):{width}s} {weight:>7s}  {cell:22s} {share:>10s}")
+        lines.append(f"{int(r.rank):>2d} {str(r.agent):{width}s} {weight:>7s}  {cell:24s} {share:>10s}")
     if "nash_support" in df and df["nash_support"].notna().any():
         lines.append("in support: share of the bootstrap resamples in which the agent is in the mixture's support "
                      "(its Nash rating is 0 there)")

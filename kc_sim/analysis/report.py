@@ -56,7 +56,7 @@ from pathlib import Path
 from kc_sim.analysis.plots import FIGURES, plot_all
 from kc_sim.analysis.run_stats import RunStats
 from kc_sim.analysis.scan import load_stats
-from kc_sim.analysis.text import fmt_num, fmt_pct, fmt_pp, fmt_signed
+from kc_sim.analysis.text import digits_for_width, fmt_num, fmt_pct, fmt_pp, fmt_signed
 from kc_sim.errors import UserError
 from kc_sim.play.names import base_label
 from kc_sim.records.atomic import write_text_atomic
@@ -235,13 +235,14 @@ def ratings_table(df):
     header = ["#", "agent", "BT rating (Elo scale) [95% CI]", "beats next", "finishes ahead", "Nash weight",
               "Nash rating, pp [95% CI]", "in the Nash support (share of resamples)"]
     rows = []
+    k = digits_for_width(df["nash_rating_lo"], df["nash_rating_hi"], least=2)
     for r in df.itertuples(index=False):
         if math.isnan(r.nash_rating):
             nash = "-"
         elif r.nash_rating_lo == r.nash_rating_hi == 0.0:     # 0 in every resample: the support share says it
-            nash = fmt_pp(r.nash_rating, digits=2)
+            nash = fmt_pp(r.nash_rating, digits=k)
         else:
-            nash = fmt_pp(r.nash_rating, r.nash_rating_lo, r.nash_rating_hi, digits=2)
+            nash = fmt_pp(r.nash_rating, r.nash_rating_lo, r.nash_rating_hi, digits=k)
         support = getattr(r, "nash_support", math.nan)
         rows.append([int(r.rank), r.agent, fmt_signed(r.rating, r.rating_lo, r.rating_hi, digits=1),
                      fmt_pct(r.p_vs_next), fmt_pct(r.score_rate, digits=2),

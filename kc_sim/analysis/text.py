@@ -5,7 +5,8 @@ rates in percentage points with its sign, ``fmt_signed`` a difference of means w
 sign, ``fmt_num`` a plain number. A NaN (or None) value prints ``-``; a value without an
 interval (no bounds, or NaN bounds) prints alone. ``width`` and ``bound_width`` pad the
 value and the bounds, for the aligned columns of the terminal tables. :func:`rules_label`
-names a rule set in a caption or a table.
+names a rule set in a caption or a table; :func:`digits_for_width` picks the decimals that
+show a column's narrowest interval.
 """
 
 from __future__ import annotations
@@ -14,6 +15,17 @@ import dataclasses
 import math
 
 from kc_sim.game.rules import PRESETS, parse_rules
+
+
+def digits_for_width(lo, hi, least: int = 1, most: int = 3) -> int:
+    """Decimals (``least`` to ``most``) that show the narrowest of these intervals of rates,
+    in percentage points, with two figures. Nash ratings of a 10M-round run span hundredths
+    of a pp, and one decimal printed them as ``-0.1 [-0.1, -0.1]``, which reads as certainty."""
+    widths = [100 * (h - lo_) for lo_, h in zip(lo, hi)
+              if lo_ is not None and h is not None and math.isfinite(h - lo_) and h > lo_]
+    if not widths:
+        return least
+    return min(most, max(least, math.ceil(-math.log10(min(widths))) + 1))
 
 
 def _fmt(v, lo, hi, digits: int, scale: float, unit: str, sign: str = "", width: int | None = None,

@@ -327,3 +327,14 @@ def test_agents_that_play_alike_leave_nothing_to_test(tmp_path):
                                 np.array([0.5, 0.5015, 0.5015]), np.full(3, 6000.0), cov,
                                 drop=np.array([True, False, False]))
     assert test["df"] == 0 and test["chi2"] == 0.0
+
+
+def test_nash_ratings_are_printed_with_the_decimals_their_width_needs():
+    """A 10M-round run's Nash ratings span hundredths of a pp: one decimal printed them as
+    "-0.1 [-0.1, -0.1]", which reads as certainty; the decimals follow the narrowest width."""
+    from kc_sim.analysis.text import digits_for_width
+    assert digits_for_width([-0.0009, -0.01], [-0.0007, 0.0]) == 3       # 0.02pp wide
+    assert digits_for_width([-0.004], [0.0]) == 2                          # 0.4pp
+    assert digits_for_width([-0.02], [0.0]) == 1                           # 2pp
+    assert digits_for_width([math.nan, 0.0], [math.nan, 0.0]) == 1         # no width to show
+    assert digits_for_width([-0.02], [0.0], least=2) == 2
