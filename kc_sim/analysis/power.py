@@ -300,10 +300,11 @@ def format_power(rows: list[Power], manifest: dict | None = None) -> str:
         lines.append(SIMULATED_NOTE)
     level = [r for r in rows if r.level]
     if level:
-        names = "; ".join(f"{r.a} and {r.b}" for r in level)
-        lines.append(f"-: {names} finished ahead of each other equally in every deal (they play alike): no spread "
-                     "between deals to size a run from; a run of any size tells them apart only through deals where "
-                     "they play differently, which this one did not see")
+        names = "; ".join(f"{r.a} and {r.b}" + (" (they played identically)" if r.observed == 0.5 else "")
+                          for r in level)
+        lines.append(f"-: {names}: the same finishes-ahead share in every deal, so no spread between deals to size "
+                     "a run from; a run of any size tells them apart only through deals where they play differently, "
+                     "which this one did not see")
     sized = [r for r in rows if not r.level]
     worst = max(sized, key=lambda r: r.deals) if sized else None
     per_deal = f"{r0.run_rounds_per_deal:g} rounds per deal"

@@ -38,7 +38,7 @@ from kc_sim.stats.tally import (
     tally_rounds,
 )
 
-__all__ = ["MAX_BATCHES", "Z95", "Deals", "Sums", "Tally", "agent_codes", "batch_width", "beat_from_sums", "cluster_mean",
-           "cluster_rate", "cluster_sums", "deal_index", "difference_of_independent", "mean_from_sums",
+__all__ = ["MAX_BATCHES", "Z95", "Deals", "Sums", "Tally", "agent_codes", "batch_width", "beat_from_sums",
+           "cluster_mean", "cluster_rate", "cluster_sums", "deal_index", "difference_of_independent", "mean_from_sums",
            "no_variation", "pair_deal_scores", "rate_from_sums", "se_from_sums", "seat_columns", "summarize",
            "t_of", "tally_matches", "tally_rounds", "wilson_scalar", "z_of"]

@@ -140,5 +140,5 @@ def test_agents_that_play_alike_are_not_sized(tmp_path, capsys):
     text = capsys.readouterr().out
     line = next(x for x in text.splitlines() if x.startswith("greedy vs king-first"))
     assert line.split()[-4:] == ["-", "-", "-", "-"]
-    assert "greedy and king-first finished ahead of each other equally in every deal" in text
+    assert "greedy and king-first (they played identically): the same finishes-ahead share in every deal" in text
     assert "to decide every pair" not in text and "--rounds 4" not in text
