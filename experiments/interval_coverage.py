@@ -21,7 +21,6 @@ import argparse
 import json
 import math
 import os
-import pickle
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -38,15 +37,25 @@ def cell_file(out: Path, name: str) -> Path:
 
 
 def truth_of(scenario: str, players: int, truth_deals: int, out: Path) -> dict:
-    """The truth of a model, computed once and kept in OUT/truth/ (a pickle of floats this
-    script wrote itself)."""
-    path = out / "truth" / f"{scenario}_{players}p_{truth_deals}.pkl"
+    """The truth of a model, computed once and kept in OUT/truth/ as JSON (kind -> [[key,
+    value], ...], a key an agent, seat or position number or a list of them). A file there
+    is data: read back only as numbers under the expected kinds, recomputed otherwise."""
+    path = out / "truth" / f"{scenario}_{players}p_{truth_deals}.json"
     if path.exists():
-        return pickle.loads(path.read_bytes())
+        try:
+            saved = json.loads(path.read_text())
+            true = {kind: {(tuple(k) if isinstance(k, list) else int(k)): float(v) for k, v in saved[kind]}
+                    for kind, _, _ in C.KINDS}
+            if all(isinstance(v, float) for d in true.values() for v in d.values()):
+                return true
+        except (OSError, ValueError, TypeError, KeyError):
+            pass
+        print(f"{path}: not a truth file this script wrote; computing the truth again", file=sys.stderr)
     true = C.truth(C.Model.scenario(scenario, players), truth_deals)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(pickle.dumps(true))
+    tmp.write_text(json.dumps({kind: [[list(k) if isinstance(k, tuple) else k, float(v)] for k, v in d.items()]
+                               for kind, d in true.items()}))
     os.replace(tmp, path)
     return true
 
