@@ -125,3 +125,31 @@ def test_blocked_rounds_at_2_players_are_not_far_too_wide():
         mean_hits += lo <= truth <= hi
     assert 0.95 <= hits / runs <= 0.98, hits / runs
     assert mean_hits / runs > 0.985, mean_hits / runs
+
+
+def test_the_study_script_keeps_its_truth_as_checked_json(tmp_path):
+    """experiments/interval_coverage.py end to end on a tiny cell: the truth it keeps is JSON
+    that reads back to the same table; a file there that it did not write (a pickle, a value
+    that is not a number) is never executed or trusted, only computed again."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "experiments" / "interval_coverage.py"
+    args = [sys.executable, str(script), "--runs", "20", "--players", "2", "--deals", "20", "--scenarios",
+            "identical", "--truth-deals", "1000", "--real-runs", "0", "--bootstrap", "0", "--out", str(tmp_path)]
+    first = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    truth = tmp_path / "truth" / "identical_2p_1000.json"
+    saved = json.loads(truth.read_text())
+    assert saved["agent_win"] and all(isinstance(v, float) for _, v in saved["agent_win"])
+    table = (tmp_path / "coverage.md").read_text()
+    for hostile in (b"\x80\x04\x95 a pickle", json.dumps({"agent_win": [[0, "os.system"]]}).encode()):
+        truth.write_bytes(hostile)
+        for cell in (tmp_path / "cells").iterdir():
+            cell.unlink()
+        again = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stderr
+        assert "not a truth file this script wrote; computing the truth again" in again.stderr
+        assert json.loads(truth.read_text()) == saved and (tmp_path / "coverage.md").read_text() == table
