@@ -726,12 +726,10 @@ def format_metagame(df, meta: Metagame) -> str:
     for r in df.itertuples(index=False):
         weight = "n/a" if math.isnan(r.nash_weight) else f"{100 * r.nash_weight:.1f}%"
         support = getattr(r, "nash_support", math.nan)
-        if math.isnan(r.nash_rating_lo):
-            cell = _pct(r.nash_rating, True, k)
-        elif r.nash_rating_lo == r.nash_rating_hi == 0.0:    # in the support of every resample: see its column
-            cell = _pct(r.nash_rating, True, k)
-        else:
-            cell = f"{_pct(r.nash_rating, True, k)} [{_pct(r.nash_rating_lo, True, k)}, {_pct(r.nash_rating_hi, True, k)}]"
+        cell = _pct(r.nash_rating, True, k)
+        # no interval, or in the support of every resample (see its column): the rating alone
+        if not (math.isnan(r.nash_rating_lo) or r.nash_rating_lo == r.nash_rating_hi == 0.0):
+            cell += f" [{_pct(r.nash_rating_lo, True, k)}, {_pct(r.nash_rating_hi, True, k)}]"
         share = "" if math.isnan(support) else f"{100 * support:9.0f}%"
         lines.append(f"{int(r.rank):>2d} {str(r.agent):{width}s} {weight:>7s}  {cell:24s} {share:>10s}")
     if "nash_support" in df and df["nash_support"].notna().any():

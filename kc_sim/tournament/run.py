@@ -139,8 +139,9 @@ class Run:
     """One call of :func:`run_tournament` once its folder is open, as its steps in order:
     :meth:`plan_from` (what is left to play and by how many processes), :meth:`warm` (compile
     or load the compiled code, start the workers), :meth:`play` (the chunks, each stored
-    as it arrives, the first few once the writers' import is over; Ctrl-C), :meth:`stop` (with ``--until``: drop what was played beyond
-    the stop) and :meth:`summarise` (tallies, summary, records)."""
+    as it arrives, the first few once the writers' import is over; Ctrl-C), :meth:`stop`
+    (with ``--until``: drop what was played beyond the stop) and :meth:`summarise` (tallies,
+    summary, records)."""
 
     def __init__(self, folder: RunFolder, stopper: Stopper | None, pending: list, workers: int, backend: str,
                  scheduler, decision_timeout: float, dog, t0: float):
