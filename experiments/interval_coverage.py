@@ -11,8 +11,9 @@ scenarios (self-play, a known difference, identical agents) and at 20, 50 and 50
 each up with kc-sim's own code, and counts how often each kind of printed interval contains
 the truth; then the same for real agents (the workers' own tallies against one large run),
 and the power check (runs of the size kc-sim power prints, resampled from a real run's
-deals). Every cell is saved as it finishes (OUT/cells/*.json), so an interrupted study
-resumes; the tables go to OUT/coverage.md.
+deals). A real cell is also written agent by agent and pair by pair, with the share of deals
+in which each pair's penalties differ. Every cell is saved as it finishes (OUT/cells/*.json),
+so an interrupted study resumes; the tables go to OUT/coverage.md.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ def as_cell(d: dict) -> C.Cell:
     c = C.Cell(d["scenario"], d["players"], d["deals"], d["runs"])
     for f in ("covered", "total", "exact", "width"):
         setattr(c, f, dict(d[f]))
+    for f in ("by_key", "differ"):                  # absent from the cell files of earlier versions
+        setattr(c, f, dict(d.get(f, {})))
     return c
 
 
@@ -145,6 +148,10 @@ def main(argv=None) -> int:
         for c, n in zip(group, [n for n in todo if f"_{k}p_" in n]):
             c.scenario = n.split(f"_{k}p_")[0] + (" (bootstrap)" if n.endswith("bootstrap") else "")
         lines += [f"## {k} players", "", C.table(group), ""]
+        for n in todo:
+            if n.startswith(f"real_{k}p_") and cells[n].get("by_key"):
+                lines += [f"### {k} players, real agents on {cells[n]['deals']} deals, agent by agent and pair by "
+                          "pair", "", C.key_tables(as_cell(cells[n])), ""]
     if a.power_run is not None:
         res = C.power_check(a.power_run, a.power_diff)
         lines += ["## Power", "", f"Runs of the size `kc-sim power {a.power_run} --diff {100 * a.power_diff:g}pp` "

@@ -31,7 +31,12 @@ against the Bradley-Terry fit of the truth's comparisons.
 **Scenarios**: ``self-play`` (all agents equal, stochastic), ``difference`` (agents of known
 unequal strength), ``identical`` (equal and deterministic: every pairwise figure is the same
 in every deal, its interval has zero width at the exact truth; such intervals are counted
-apart as ``exact``, not as covering).
+apart as ``exact``, not as covering). **Real agents** (:func:`real_cell`): tournaments played by
+the workers' own code, against one large run on another seed; such a cell is also kept agent
+by agent and pair by pair (:func:`key_tables`), with the share of deals in which each pair's
+penalties differ: two agents that play alike in all but a few deals (greedy and king-first)
+hold the truth in every run, and pooled with the other pairs they lift a paired kind by
+0.6-0.8pp.
 
 ``experiments/interval_coverage.py`` runs the full study and writes its table;
 ``tests/analysis/test_coverage.py`` runs a small one.
@@ -49,6 +54,7 @@ from kc_sim.analysis.leaderboard import Comparisons, _totals, fit_bt, rate_compa
 from kc_sim.analysis.run_stats import RunStats
 from kc_sim.stats import Tally
 from kc_sim.stats.intervals import mean_from_sums, no_variation, rate_from_sums, t_of
+from kc_sim.stats.sums import MAX_BATCHES
 
 #: the interval kinds, in the order of the table: (key, what it is, where it is printed)
 KINDS = (
@@ -359,6 +365,8 @@ class Cell:
     total: dict = field(default_factory=dict)       # kind -> intervals (zero-width exact ones left out)
     exact: dict = field(default_factory=dict)       # kind -> zero-width intervals at the exact truth
     width: dict = field(default_factory=dict)       # kind -> sum of widths
+    by_key: dict = field(default_factory=dict)      # kind -> {str(key): [intervals, containing the truth]}
+    differ: dict = field(default_factory=dict)      # str((a, b)) -> share of deals the pair's penalties differ
 
     def add(self, got: dict, true: dict) -> None:
         for kind, per_key in got.items():
@@ -370,9 +378,13 @@ class Cell:
                 if no_variation(ci) and abs(v - tv) < 1e-12:
                     self.exact[kind] = self.exact.get(kind, 0) + 1
                     continue
+                hit = int(lo <= tv <= hi)
                 self.total[kind] = self.total.get(kind, 0) + 1
-                self.covered[kind] = self.covered.get(kind, 0) + int(lo <= tv <= hi)
+                self.covered[kind] = self.covered.get(kind, 0) + hit
                 self.width[kind] = self.width.get(kind, 0.0) + (hi - lo)
+                counts = self.by_key.setdefault(kind, {}).setdefault(str(key), [0, 0])
+                counts[0] += 1
+                counts[1] += hit
 
     def coverage(self, kind: str) -> float:
         return self.covered.get(kind, 0) / self.total[kind] if self.total.get(kind) else math.nan
@@ -500,11 +512,73 @@ def real_cell(agents, players: int, deals: int, runs: int, *, truth_deals: int =
         big = t if big is None else big.merge(t)
     true = tally_truth(big)
     cell = Cell("real: " + ",".join(labels), players, deals)
+    cell.differ = differ_shares(agents, players, min(truth_deals, MAX_BATCHES), truth_seed)
     for i in range(runs):
         t, labels = real_tally(agents, players, deals, seed + i)
         cell.add(tally_intervals(t, labels), true)
         cell.runs += 1
     return cell
+
+
+def differ_shares(agents, players: int, deals: int, seed: int) -> dict:
+    """For each pair of a real tournament of ``deals`` deals (at most :data:`MAX_BATCHES`: one
+    deal per batch), the share of deals in which their penalties differ (a per-deal paired
+    difference other than 0). A pair that differs in few deals has few informative deals in a
+    short run, and its paired intervals are conservative there (Student's t on a few non-zero
+    values, or the bound of deals not yet seen to differ)."""
+    t, _ = real_tally(agents, players, deals, seed)
+    pr, A = t.pair, t.n_agents
+    out = {}
+    for a, b in itertools.permutations(range(A), 2):
+        ab, ba = a * A + b, b * A + a
+        n = pr.N[ab]
+        d = (pr.S["penalty"][ab] - pr.S["penalty"][ba])[n > 0]
+        if len(d):
+            out[str((a, b))] = float((np.abs(d) > 1e-9).mean())
+    return out
+
+
+#: a pair whose penalties differ in fewer deals than this plays alike: a run of 50-200 deals sees
+#: about one such deal or none, and its paired intervals hold the truth every time
+ALIKE = 0.01
+
+
+def key_tables(cell: Cell) -> str:
+    """The coverage of a real-agent cell key by key (markdown): per agent (its win rate, mean
+    penalty and win rate in each seat) and per ordered pair (with the share of deals in which
+    the pair's penalties differ). The pooled figure of a kind can hide a key the game makes
+    conservative (two agents that play alike in most deals); this shows which."""
+    labels = cell.scenario.split(": ", 1)[1].split(",")
+    k = cell.players
+
+    def pct(kind: str, key) -> str:
+        n, c = cell.by_key.get(kind, {}).get(str(key), (0, 0))
+        return f"{100 * c / n:.1f}%" if n else "exact" if cell.exact.get(kind) else "-"
+
+    lines = ["| agent | win rate | mean penalty | " + " | ".join(f"seat {s + 1}" for s in range(k)) + " |",
+             "|---|---|---|" + "---|" * k]
+    for a, name in enumerate(labels):
+        lines.append(f"| {name} | {pct('agent_win', a)} | {pct('agent_penalty', a)} | "
+                     + " | ".join(pct("seat_win", (a, s)) for s in range(k)) + " |")
+    pair_kinds = ("pair_win", "pair_penalty", "beat", "diff", "ahead")
+    lines += ["", "| agent, with | penalties differ in | win rate | mean penalty | lower penalty | "
+              "penalty difference | finishes ahead |", "|---|---|---|---|---|---|---|"]
+    for a, b in itertools.permutations(range(len(labels)), 2):
+        if str((a, b)) not in cell.by_key.get("pair_win", {}):
+            continue
+        share = cell.differ.get(str((a, b)))
+        lines.append(f"| {labels[a]}, {labels[b]} | {'-' if share is None else f'{100 * share:.1f}% of deals'} | "
+                     + " | ".join(pct(kind, (a, b)) for kind in pair_kinds) + " |")
+    alike = {key for key, share in cell.differ.items() if share < ALIKE}
+    if alike:
+        what, pooled = {kind: w for kind, w, _ in KINDS}, []
+        for kind in pair_kinds:
+            n, c = (sum(x[i] for key, x in cell.by_key.get(kind, {}).items() if key not in alike) for i in (0, 1))
+            pooled.append(f"{what[kind]} {100 * c / n:.1f}%" if n else f"{what[kind]} -")
+        lines.append(f"\nWithout the pairs whose penalties differ in under {100 * ALIKE:g}% of deals: "
+                     + "; ".join(pooled) + ".")
+    lines.append(f"\n{cell.runs:,} runs of {cell.deals} deals.")
+    return "\n".join(lines)
 
 
 # --- power ----------------------------------------------------------------------------------------

@@ -77,6 +77,19 @@ def test_real_agents_cover():
     cell = C.real_cell(["greedy", "random", "merger"], 3, 20, 120, truth_deals=8_000, seed=11)
     lo, _ = _band(cell.runs)
     assert all(cell.coverage(k) >= lo for k in cell.total), {k: cell.coverage(k) for k in cell.total}
+    # key by key, the counts add up to the pooled ones, and the table names every agent and pair
+    for kind, per_key in cell.by_key.items():
+        assert sum(n for n, _ in per_key.values()) == cell.total[kind]
+        assert sum(c for _, c in per_key.values()) == cell.covered[kind]
+    assert len(cell.by_key["seat_win"]) == 3 * 3 and len(cell.by_key["diff"]) == 3 * 2
+    assert cell.differ["(0, 2)"] == cell.differ["(2, 0)"] and 0 < cell.differ["(0, 1)"] <= 1
+    text = C.key_tables(cell)
+    assert text.count("% of deals |") == 6 and "| greedy | " in text and "120 runs of 20 deals" in text
+    assert "Without the pairs" not in text                  # no pair here plays alike
+    cell.differ["(0, 1)"] = cell.differ["(1, 0)"] = 0.005     # as greedy and king-first do
+    kept = [x for key, x in cell.by_key["diff"].items() if key not in ("(0, 1)", "(1, 0)")]
+    share = 100 * sum(c for _, c in kept) / sum(n for n, _ in kept)
+    assert f"mean penalty difference (paired within the deal) {share:.1f}%" in C.key_tables(cell)
 
 
 def test_a_run_of_the_size_power_prints_has_its_power(tmp_path):
