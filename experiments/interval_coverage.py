@@ -13,7 +13,8 @@ the truth; then the same for real agents (the workers' own tallies against one l
 and the power check (runs of the size kc-sim power prints, resampled from a real run's
 deals). A real cell is also written agent by agent and pair by pair, with the share of deals
 in which each pair's penalties differ. Every cell is saved as it finishes (OUT/cells/*.json),
-so an interrupted study resumes; the tables go to OUT/coverage.md.
+so an interrupted study resumes; the tables go to OUT/coverage.md. The files of OUT are data:
+read back only as the numbers of a cell or a truth, and computed again otherwise.
 """
 
 from __future__ import annotations
@@ -76,12 +77,44 @@ def real(args) -> dict:
     return {**cell.__dict__, "seconds": time.perf_counter() - t0, "bootstrap": 0}
 
 
+def _number(v) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise ValueError(f"not a number: {v!r}")
+    return v
+
+
+def _kind(kind) -> str:
+    if kind not in {k for k, _, _ in C.KINDS}:
+        raise ValueError(f"not a kind of interval: {kind!r}")
+    return kind
+
+
+def read_cell(path: Path, name: str) -> dict | None:
+    """The cell ``name`` as this script wrote it to ``path``, read back as data: the counts must
+    be numbers under the study's kinds, and the players and deals those of the name. None when
+    the file is missing or is not such a cell (it is then run again)."""
+    if not path.exists():
+        return None
+    try:
+        d = json.loads(path.read_text())
+        cell = {"scenario": d["scenario"], "players": int(_number(d["players"])), "deals": int(_number(d["deals"])),
+                "runs": int(_number(d["runs"])), "seconds": _number(d.get("seconds", 0.0))}
+        for f in ("covered", "total", "exact", "width"):
+            cell[f] = {_kind(kind): _number(v) for kind, v in d[f].items()}
+        cell["by_key"] = {_kind(kind): {str(key): [int(_number(n)), int(_number(c))] for key, (n, c) in per.items()}
+                          for kind, per in d.get("by_key", {}).items()}
+        cell["differ"] = {str(key): _number(v) for key, v in d.get("differ", {}).items()}
+        ok = (isinstance(cell["scenario"], str) and cell["scenario"].split(":")[0] == name.split("_")[0]
+              and f"_{cell['players']}p_{cell['deals']}d" in name)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        ok = False
+    return cell if ok else None
+
+
 def as_cell(d: dict) -> C.Cell:
     c = C.Cell(d["scenario"], d["players"], d["deals"], d["runs"])
-    for f in ("covered", "total", "exact", "width"):
+    for f in ("covered", "total", "exact", "width", "by_key", "differ"):
         setattr(c, f, dict(d[f]))
-    for f in ("by_key", "differ"):                  # absent from the cell files of earlier versions
-        setattr(c, f, dict(d.get(f, {})))
     return c
 
 
@@ -125,15 +158,22 @@ def main(argv=None) -> int:
         if a.real_runs and k in REAL:
             for d in (int(x) for x in a.real_deals.split(",")):
                 todo[f"real_{k}p_{d}d"] = (real, (k, d, a.real_runs, a.truth_deals // 4))
-    pending = {n: t for n, t in todo.items() if not cell_file(a.out, n).exists()}
+    pending = {}
+    for n, t in todo.items():
+        if read_cell(cell_file(a.out, n), n) is None:
+            if cell_file(a.out, n).exists():
+                print(f"{cell_file(a.out, n)}: not a cell this script wrote; running it again", file=sys.stderr)
+            pending[n] = t
     print(f"{len(todo)} cells, {len(pending)} to run", file=sys.stderr)
     with ProcessPoolExecutor(max_workers=a.jobs) as pool:
         futures = {name: pool.submit(f, args) for name, (f, args) in pending.items()}
         for name, fut in futures.items():
             d = fut.result()
-            cell_file(a.out, name).write_text(json.dumps(d, default=str))
+            tmp = cell_file(a.out, name).with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(d, default=str))
+            os.replace(tmp, cell_file(a.out, name))            # whole, or not there: a kill leaves no half cell
             print(f"{name}: {d['runs']} runs in {d['seconds']:.0f} s", file=sys.stderr)
-    cells = {n: json.loads(cell_file(a.out, n).read_text()) for n in todo}
+    cells = {n: read_cell(cell_file(a.out, n), n) for n in todo}
     band = (f"the band of a correct interval, +-3 binomial standard errors: {100 * C.band(a.runs)[0]:.1f}-"
             f"{100 * C.band(a.runs)[1]:.1f}%" if a.runs else "no synthetic cell")
     lines = ["# Coverage of kc-sim's 95% intervals", "",
@@ -149,7 +189,7 @@ def main(argv=None) -> int:
             c.scenario = n.split(f"_{k}p_")[0] + (" (bootstrap)" if n.endswith("bootstrap") else "")
         lines += [f"## {k} players", "", C.table(group), ""]
         for n in todo:
-            if n.startswith(f"real_{k}p_") and cells[n].get("by_key"):
+            if n.startswith(f"real_{k}p_") and cells[n]["by_key"]:
                 lines += [f"### {k} players, real agents on {cells[n]['deals']} deals, agent by agent and pair by "
                           "pair", "", C.key_tables(as_cell(cells[n])), ""]
     if a.power_run is not None:

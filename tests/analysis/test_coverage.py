@@ -142,8 +142,9 @@ def test_blocked_rounds_at_2_players_are_not_far_too_wide():
 
 def test_the_study_script_keeps_its_truth_as_checked_json(tmp_path):
     """experiments/interval_coverage.py end to end on a tiny cell: the truth it keeps is JSON
-    that reads back to the same table; a file there that it did not write (a pickle, a value
-    that is not a number) is never executed or trusted, only computed again."""
+    that reads back to the same table; a truth or cell file there that it did not write (a
+    pickle, a value that is not a number, a kind it does not know, another cell's players) is
+    never executed or trusted, only computed again."""
     import json
     import subprocess
     import sys
@@ -166,3 +167,14 @@ def test_the_study_script_keeps_its_truth_as_checked_json(tmp_path):
         assert again.returncode == 0, again.stderr
         assert "not a truth file this script wrote; computing the truth again" in again.stderr
         assert json.loads(truth.read_text()) == saved and (tmp_path / "coverage.md").read_text() == table
+    # a cell file is data too: one that is not a cell this script wrote is run again, not trusted
+    cell = tmp_path / "cells" / "identical_2p_20d.json"
+    good = json.loads(cell.read_text())
+    for hostile in (b"\x80\x04\x95 a pickle", json.dumps({**good, "covered": {"agent_win": "20"}}).encode(),
+                    json.dumps({**good, "total": {"__import__('os')": 1}}).encode(),
+                    json.dumps({**good, "players": 3}).encode()):
+        cell.write_bytes(hostile)
+        again = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stderr
+        assert f"{cell}: not a cell this script wrote; running it again" in again.stderr
+        assert (tmp_path / "coverage.md").read_text() == table
