@@ -119,10 +119,31 @@ def _started() -> None:
 
 def stop_loky(ex) -> None:
     """Kill the pool's workers and wait (briefly) for its manager thread, so that nothing
-    is left running or joining at interpreter exit."""
+    is left running or joining at interpreter exit.
+
+    A worker killed while it was sending a result leaves half a message in the pool's result
+    pipe. The manager thread then waits for the rest for ever, since this process holds the
+    pipe's writing end too, and the interpreter's exit joins that thread. So the run printed
+    its one line and never ended (about one worker killed in 20, on a loaded machine). When
+    the thread has not ended soon, the remaining workers are killed and this process's
+    writing end is closed: the read then meets the end of the pipe, and the thread ends."""
+    thread = getattr(ex, "_executor_manager_thread", None)      # shutdown() forgets these
+    results = getattr(ex, "_result_queue", None)
+    workers = list(getattr(ex, "_processes", {}).values())
     ex.shutdown(wait=False, kill_workers=True)
-    thread = getattr(ex, "_executor_manager_thread", None)
-    if thread is not None:
+    if thread is None:
+        return
+    thread.join(timeout=2)
+    if thread.is_alive():
+        for proc in workers:
+            try:
+                os.kill(proc.pid, signal.SIGKILL)      # (loky's Popen has no kill())
+            except (OSError, TypeError):
+                pass
+        try:
+            results._writer.close()
+        except (OSError, AttributeError):
+            pass
         thread.join(timeout=10)
 
 
