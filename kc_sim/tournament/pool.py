@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 
@@ -125,8 +126,10 @@ def stop_loky(ex) -> None:
     pipe. The manager thread then waits for the rest for ever, since this process holds the
     pipe's writing end too, and the interpreter's exit joins that thread. So the run printed
     its one line and never ended (about one worker killed in 20, on a loaded machine). When
-    the thread has not ended soon, the remaining workers are killed and this process's
-    writing end is closed: the read then meets the end of the pipe, and the thread ends."""
+    the thread is still reading a message two seconds after the shutdown
+    (:func:`_reading_a_result`), the remaining workers are killed and this process's writing
+    end is pointed at /dev/null: the read then meets the end of the pipe, and the thread
+    ends. A thread that is only slow is left alone (it closes the pipe itself)."""
     thread = getattr(ex, "_executor_manager_thread", None)      # shutdown() forgets these
     results = getattr(ex, "_result_queue", None)
     workers = list(getattr(ex, "_processes", {}).values())
@@ -134,17 +137,32 @@ def stop_loky(ex) -> None:
     if thread is None:
         return
     thread.join(timeout=2)
-    if thread.is_alive():
+    if thread.is_alive() and _reading_a_result(thread):
         for proc in workers:
             try:
                 os.kill(proc.pid, signal.SIGKILL)      # (loky's Popen has no kill())
             except (OSError, TypeError):
                 pass
         try:
-            results._writer.close()
-        except (OSError, AttributeError):
+            # the descriptor stays valid (loky closes it later): only the pipe's end is let go
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, results._writer.fileno())
+            os.close(null)
+        except (OSError, AttributeError, ValueError):
             pass
         thread.join(timeout=10)
+
+
+def _reading_a_result(thread) -> bool:
+    """Is the pool's manager thread blocked reading a message from the result pipe (in
+    multiprocessing's ``Connection._recv``)? Then it cannot be closing that pipe itself."""
+    frame = sys._current_frames().get(thread.ident)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_recv" and code.co_filename.endswith(os.path.join("multiprocessing", "connection.py")):
+            return True
+        frame = frame.f_back
+    return False
 
 
 @contextmanager
