@@ -471,12 +471,9 @@ def test_ctrl_c_then_rerun_gives_the_uninterrupted_parts(term, tmp_path):
 
 def test_ctrl_c_with_dask_workers(term, tmp_path):
     """Ctrl-C with a dask LocalCluster of 2 workers: the same one line and exit 130, no
-    traceback, no worker left; the rerun finishes the run. Four times BIG's rounds: the 1M
-    rounds of BIG play in 4 s on two dask workers, and on a loaded machine a run once ended
-    before its first done chunk was seen and the Ctrl-C sent."""
+    traceback, no worker left; the rerun finishes the run."""
     run = tmp_path / "RUN"
     args = [*BIG, "--backend", "dask"]
-    args[args.index("1000000")] = "4000000"
     t = term(*args)
     wait_for_done_chunk(t, run, timeout=90)
     t.child.sendintr()
