@@ -55,11 +55,16 @@ def truth_of(scenario: str, players: int, truth_deals: int, out: Path) -> dict:
         print(f"{path}: not a truth file this script wrote; computing the truth again", file=sys.stderr)
     true = C.truth(C.Model.scenario(scenario, players), truth_deals)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({kind: [[list(k) if isinstance(k, tuple) else k, float(v)] for k, v in d.items()]
-                               for kind, d in true.items()}))
-    os.replace(tmp, path)
+    write_whole(path, {kind: [[list(k) if isinstance(k, tuple) else k, float(v)] for k, v in d.items()]
+                       for kind, d in true.items()})
     return true
+
+
+def write_whole(path: Path, data) -> None:
+    """``data`` as JSON at ``path``, whole or not at all: a kill leaves no half file."""
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, default=str))
+    os.replace(tmp, path)
 
 
 def synthetic(args) -> dict:
@@ -169,9 +174,7 @@ def main(argv=None) -> int:
         futures = {name: pool.submit(f, args) for name, (f, args) in pending.items()}
         for name, fut in futures.items():
             d = fut.result()
-            tmp = cell_file(a.out, name).with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(d, default=str))
-            os.replace(tmp, cell_file(a.out, name))            # whole, or not there: a kill leaves no half cell
+            write_whole(cell_file(a.out, name), d)
             print(f"{name}: {d['runs']} runs in {d['seconds']:.0f} s", file=sys.stderr)
     cells = {n: read_cell(cell_file(a.out, n), n) for n in todo}
     band = (f"the band of a correct interval, +-3 binomial standard errors: {100 * C.band(a.runs)[0]:.1f}-"
