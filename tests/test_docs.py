@@ -97,12 +97,12 @@ def test_rules_doc_has_its_required_sections():
 def round_schema(tmp_path_factory):
     import pyarrow.parquet as pq
 
-    from kc_sim.tournament.results import parts
+    from kc_sim.runs import RunReader
     from kc_sim.tournament.run import run_tournament
 
     out = tmp_path_factory.mktemp("docs") / "r"
     run_tournament(["random", "greedy"], rounds=200, jobs=1, quiet=True, out=out)
-    files = parts(out)
+    files = RunReader(out).parts()
     assert files
     return pq.read_schema(files[0])
 
@@ -129,7 +129,7 @@ def test_tally_metadata_key_and_fields_are_documented(round_schema):
     import json
 
     from kc_sim.stats import Tally
-    from kc_sim.tournament.results import TALLY_KEY
+    from kc_sim.runs.schema import TALLY_KEY
 
     doc = _text(FORMATS_DOC)
     meta = round_schema.metadata or {}
@@ -277,7 +277,7 @@ def test_where_lines_name_existing_modules_and_names(md):
 
 
 def test_summary_columns_are_documented(tmp_path):
-    from kc_sim.tournament.results import read_summary
+    from kc_sim.runs import read_summary
     from kc_sim.tournament.run import run_tournament
 
     out = tmp_path / "s"

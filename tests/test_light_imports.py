@@ -11,7 +11,11 @@ CASES = [
     ("kc_sim.analysis.plots", "kc_sim.core.loop"),
     ("kc_sim.analysis.report", "kc_sim.core.loop"),
     ("kc_sim.analysis.scan", "kc_sim.core.loop"),
-    ("kc_sim.tournament.schema", "kc_sim.core.loop"),
+    ("kc_sim.runs.schema", "kc_sim.core.loop"),
+    # the run folder layer reads manifests and checks parts without numba, pandas or pyarrow
+    ("kc_sim.runs", "numba"),
+    ("kc_sim.runs", "pandas"),
+    ("kc_sim.runs", "pyarrow"),
     # what a worker process imports does not bring in pandas or the dask client
     ("kc_sim.tournament.worker", "pandas"),
     ("kc_sim.tournament.worker", "distributed"),

@@ -14,8 +14,8 @@ import numpy as np
 
 from kc_sim.analysis import scan
 from kc_sim.analysis.run_stats import RunStats
+from kc_sim.runs import RunReader, layout
 from kc_sim.stats.sums import Sums, deal_index
-from kc_sim.tournament import results
 
 
 @dataclass
@@ -29,19 +29,18 @@ class Paired:
     same_penalty: bool = False        # every round has the same penalties
 
 
-def seating_column(run_dir) -> str:
+def seating_column(reader: RunReader) -> str:
     """``seating`` (format 2), or ``rotation`` in runs of kc-sim/tournament/1 (cyclic
     rotations; its values are the seating indices of the ``rotations`` schedule)."""
     import pyarrow.parquet as pq  # lazy: as the rest of the scan
-    first = results.parts(run_dir, results.ROUNDS_DIR)[:1]
+    first = reader.parts(layout.ROUNDS)[:1]
     return "rotation" if first and "rotation" in pq.read_schema(first[0]).names else "seating"
 
 
-def _iter_rows(parts, columns, players, index, seating: str):
+def _iter_rows(reader: RunReader, columns, players, index, seating: str):
     """The rows of a run's parts, one part at a time, as arrays (for :func:`compare_runs`)."""
-    for p in parts:
-        t = scan._read_part(p, columns)
-        out = {**scan.round_arrays(t, players, index), "seating": scan._int(t, seating, 0)}
+    for t in reader.tables(layout.ROUNDS, columns):
+        out = {**scan.round_arrays(t, players, index), "seating": scan.int_column(t, seating, 0)}
         del t
         yield out
 
@@ -80,9 +79,10 @@ def compare_runs(s1: RunStats, s2: RunStats) -> Paired:
     streams = []
     for s in (s1, s2):
         index = {name: i for i, name in enumerate(s.labels)}
-        seating = seating_column(s.path)
+        reader = RunReader(s.path)
+        seating = seating_column(reader)
         cols = scan.round_columns(k, extra=(seating,))
-        streams.append(_iter_rows(results.parts(s.path, results.ROUNDS_DIR), cols, k, index, seating))
+        streams.append(_iter_rows(reader, cols, k, index, seating))
     nb = max(s1.rounds_.n_batches, s2.rounds_.n_batches)
     changed = Sums(1, ("changed",), nb, s1.width > 1)
     same_turns = same_pen = True

@@ -590,19 +590,17 @@ def power_check(run_dir, diff: float, sims: int = 4000, seed: int = 0) -> dict:
     deals :func:`kc_sim.analysis.power.power_from_run` says are needed; each run's interval
     (the summary's: clustered by deal, paired) is checked for excluding 1/2. Returns per pair
     the deals, the ``--rounds`` and the share of runs that found the difference."""
-    import pyarrow.parquet as pq
-
     from kc_sim.analysis.power import power_from_run
+    from kc_sim.runs import RunReader
     from kc_sim.stats import pair_deal_scores
-    from kc_sim.tournament.results import iter_codes, parts, read_manifest
 
-    man = read_manifest(run_dir)
-    labels = man["config"]["labels"]
+    reader = RunReader(run_dir)
+    labels = reader.labels
     rows = power_from_run(run_dir, diff)
     pairs = [(labels.index(r.a), labels.index(r.b)) for r in rows]
     per = {p: ([], []) for p in range(len(pairs))}
-    for path, (codes, pen, _) in zip(parts(run_dir), iter_codes(run_dir, labels)):
-        group = pq.read_table(path, columns=["group"]).column("group").to_numpy()
+    for t, (codes, pen, _) in zip(reader.tables(columns=["group"]), reader.codes()):
+        group = t.column("group").to_numpy()
         deals, score, n = pair_deal_scores(group, codes, pen, pairs)
         for p in range(len(pairs)):
             met = n[:, p] > 0

@@ -64,15 +64,15 @@ import pyarrow.parquet as pq
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from kc_sim.analysis import metagame, scan
+from kc_sim.analysis import metagame
 from kc_sim.analysis.text import digits_for_width
 from kc_sim.errors import UserError
 from kc_sim.records.atomic import atomic_file
+from kc_sim.runs import RunReader, layout
+from kc_sim.runs.parts import write_parquet
+from kc_sim.runs.schema import AGENT, PENALTY, agent_codes, seat_names, seats_of
 from kc_sim.stats import rate_from_sums, t_of, z_of
 from kc_sim.stats.sums import batch_width
-from kc_sim.tournament import results
-from kc_sim.tournament.results import agent_codes, seats_of
-from kc_sim.tournament.schema import AGENT, PENALTY, seat_names
 
 ELO = 400.0 / math.log(10.0)
 LEADERBOARD_FILE = "leaderboard.parquet"
@@ -104,15 +104,15 @@ class Comparisons:
     n_deals: int = 0            # deals behind the units (a unit is a batch of deals past 16,384 deals)
 
 
-def _run_parts(run_dir: Path) -> list[tuple[Path, list[str]]]:
+def _run_parts(reader: RunReader) -> list[tuple[Path, list[str]]]:
     """The round parts of a run folder, each with the columns the comparisons read (checked
     before any is read, so a bad folder fails at once)."""
-    run_dir = Path(run_dir)
+    run_dir = reader.path
     if not run_dir.is_dir():
         raise UserError(f"bad run folder {str(run_dir)!r}: no such folder (give a folder written by kc-sim tournament)")
-    parts = results.parts(run_dir)
+    parts = reader.parts()
     if not parts:
-        raise UserError(f"bad run folder {str(run_dir)!r}: no round results in {run_dir / results.ROUNDS_DIR} "
+        raise UserError(f"bad run folder {str(run_dir)!r}: no round results in {run_dir / layout.ROUNDS} "
                         "(give a folder written by kc-sim tournament)")
     out = []
     for p in parts:
@@ -130,17 +130,16 @@ def _run_parts(run_dir: Path) -> list[tuple[Path, list[str]]]:
     return out
 
 
-def _deals_and_family(run_dir: Path, parts, index: int) -> tuple[int, tuple]:
-    """Deals per line-up of a run (:func:`kc_sim.analysis.scan.n_deals`) and its *family*: the
-    runs of one family played the same deals (group ``g`` of each is the deal of seed
+def _deals_and_family(reader: RunReader, index: int) -> tuple[int, tuple]:
+    """Deals per line-up of a run (:meth:`kc_sim.runs.RunReader.n_deals`) and its *family*:
+    the runs of one family played the same deals (group ``g`` of each is the deal of seed
     ``derive(seed, g)``), so ``("seed", s)`` from the manifest; a folder without one is a
     family of its own."""
     try:
-        manifest = results.read_manifest(run_dir)
-        family = ("seed", int(manifest["config"]["seed"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        manifest, family = {}, ("run", index)
-    return scan.n_deals(manifest, parts), family
+        family = ("seed", reader.manifest.config.seed)
+    except (OSError, UserError):
+        family = ("run", index)
+    return reader.n_deals(), family
 
 
 def _seat_codes(column, names: dict) -> np.ndarray:
@@ -185,10 +184,11 @@ def load_comparisons(run_dirs) -> Comparisons:
     runs = []                                       # (run, parts, family)
     family_deals: dict[tuple, int] = {}
     for i, run in enumerate(run_dirs):
-        parts = _run_parts(run)
-        deals, family = _deals_and_family(run, [p for p, _ in parts], i)
+        reader = RunReader(run)
+        parts = _run_parts(reader)
+        deals, family = _deals_and_family(reader, i)
         family_deals[family] = max(family_deals.get(family, 0), deals)
-        runs.append((run, parts, family))
+        runs.append((reader, parts, family))
     width = {f: batch_width(d) for f, d in family_deals.items()}
     offset, units = {}, 0
     for f, d in family_deals.items():             # in order of first appearance
@@ -199,8 +199,8 @@ def load_comparisons(run_dirs) -> Comparisons:
     sums: dict[tuple[int, int], np.ndarray] = {}    # (a, b) -> (2, units): score of a, count
     rounds_by_agent: dict[int, int] = {}
     n_rounds = 0
-    for run, parts, family in runs:
-        for p, cols in parts:
+    for _, parts, family in runs:
+        for p, cols in parts:                       # (verified by the reader in _run_parts)
             t = pq.read_table(p, columns=cols)
             k = (len(cols) - 2) // 2
             n = t.num_rows
@@ -777,11 +777,10 @@ def save_leaderboard(df, out_dir) -> dict:
     plain.attrs = {}
     table = pa.Table.from_pandas(plain, preserve_index=False)
     fit = {FIT_KEY: json.dumps(meta.fit)} if isinstance(meta, Metagame) else None
-    files = {"leaderboard": results.write_atomic(table, out_dir / LEADERBOARD_FILE, fit)}
+    files = {"leaderboard": write_parquet(table, out_dir / LEADERBOARD_FILE, fit)}
     if isinstance(meta, Metagame):
-        files["pairs"] = results.write_atomic(pa.Table.from_pandas(meta.pairs, preserve_index=False),
-                                              out_dir / PAIRS_FILE)
-        files["cycles"] = results.write_atomic(_cycles_table(meta.cycles), out_dir / CYCLES_FILE)
+        files["pairs"] = write_parquet(pa.Table.from_pandas(meta.pairs, preserve_index=False), out_dir / PAIRS_FILE)
+        files["cycles"] = write_parquet(_cycles_table(meta.cycles), out_dir / CYCLES_FILE)
     files["figure"] = plot_leaderboard(df, out_dir / FIGURE_FILE)
     return files
 

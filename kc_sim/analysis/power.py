@@ -47,6 +47,7 @@ import numpy as np
 
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
+from kc_sim.runs import Manifest
 from kc_sim.sequential import parse_share
 from kc_sim.stats import t_of, z_of
 
@@ -244,7 +245,7 @@ def pilot_power(agents, diff: float, *, players: int | None = None, rules: str =
     ``(rows, manifest)``: the pilot's manifest names the tournament to size."""
     import tempfile
 
-    from kc_sim.tournament.results import read_manifest
+    from kc_sim.runs import read_manifest
     from kc_sim.tournament.run import run_tournament
 
     if pilot_rounds < 2:
@@ -261,23 +262,21 @@ def pilot_power(agents, diff: float, *, players: int | None = None, rules: str =
         return pilot(tmp)
 
 
-def run_command(manifest: dict, rounds: int) -> str:
+def run_command(manifest: Manifest, rounds: int) -> str:
     """``kc-sim tournament`` with the agents, seats, rules and seating of a run's manifest and
     ``--rounds rounds``: the run to type."""
     import shlex
 
-    config = manifest.get("config") or {}
-    words = ["kc-sim", "tournament", "--agents", ",".join(config.get("agents") or []),
-             "--players", str(config.get("players"))]
-    rules = config.get("rules")
-    if rules and parse_rules(rules) != parse_rules("classic"):
-        words += ["--rules", rules]
-    if config.get("seating", "balanced") != "balanced":
-        words += ["--seating", config["seating"]]
+    config = manifest.config
+    words = ["kc-sim", "tournament", "--agents", ",".join(config.agents), "--players", str(config.players)]
+    if config.rules and parse_rules(config.rules) != parse_rules("classic"):
+        words += ["--rules", config.rules]
+    if config.seating != "balanced":
+        words += ["--seating", config.seating]
     return shlex.join(words + ["--rounds", str(rounds)])
 
 
-def format_power(rows: list[Power], manifest: dict | None = None) -> str:
+def format_power(rows: list[Power], manifest: Manifest | None = None) -> str:
     """One line per pair: the deals needed and the ``--rounds`` of a whole run of the same
     tournament, without and with the control variates; then the command of a run that
     decides every pair."""
@@ -308,9 +307,8 @@ def format_power(rows: list[Power], manifest: dict | None = None) -> str:
     sized = [r for r in rows if not r.level]
     worst = max(sized, key=lambda r: r.deals) if sized else None
     per_deal = f"{r0.run_rounds_per_deal:g} rounds per deal"
-    if manifest is not None:
-        sched = manifest.get("schedule") or {}
-        n_lu, n_seat = len(sched.get("lineups") or []), len(sched.get("seatings") or [])
+    if manifest is not None and manifest.schedule is not None:
+        n_lu, n_seat = len(manifest.schedule.lineups), len(manifest.schedule.seatings)
         if n_lu and n_seat and n_lu * n_seat == r0.run_rounds_per_deal:
             per_deal = f"{n_lu} line-up{'s' if n_lu != 1 else ''} x {n_seat} seatings = " + per_deal
     lines.append(f"--rounds: of the whole tournament ({per_deal}); the pair sits together in "

@@ -518,14 +518,15 @@ def sample_deals(run_dir, players: int, labels: list[str], per_lineup: int = 1,
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from kc_sim.tournament import results
+    from kc_sim.runs import RunReader, layout
 
+    reader = RunReader(run_dir)
     best: dict[int, list[SampleDeal]] = {}
     cols = ["lineup", "group", "seating", "seed", "dealer", "match", "match_round",
             *[f"agent_{s}" for s in range(players)], *[f"penalty_{s}" for s in range(players)]]
-    for p in results.parts(run_dir, results.ROUNDS_DIR):
+    for p in reader.parts(layout.ROUNDS):
         names = set(pq.read_schema(p).names)
-        t = pq.read_table(p, columns=[c for c in cols if c in names])
+        t = next(reader.tables(columns=[c for c in cols if c in names], paths=[p]))
         if not t.num_rows:
             continue
         lus = sorted(set(t.column("lineup").to_pylist()))

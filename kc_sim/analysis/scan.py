@@ -33,23 +33,17 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from kc_sim.analysis.run_stats import RunStats
 from kc_sim.errors import UserError
+from kc_sim.runs import RunReader, layout
+from kc_sim.runs.schema import AGENT, PENALTY, TOTAL, agent_codes, seat_names
 from kc_sim.stats.sums import batch_width
-from kc_sim.tournament import results
-from kc_sim.tournament.results import agent_codes
-from kc_sim.tournament.schema import AGENT, PENALTY, TOTAL, seat_names
 
 # --- reading ------------------------------------------------------------------------------
 
-def _read_part(path, columns):
-    """One part with the given columns (tests replace this to watch the reads)."""
-    return pq.read_table(path, columns=columns)
-
-
-def _int(table, name: str, fill: int = -1) -> np.ndarray:
+def int_column(table, name: str, fill: int = -1) -> np.ndarray:
+    """A column as int64 numpy (nulls as ``fill``)."""
     return table.column(name).fill_null(fill).to_numpy().astype(np.int64)
 
 
@@ -78,11 +72,11 @@ def round_arrays(t, players: int, index: dict) -> dict:
     """The columns of a part of rounds as int64 arrays (nulls as -1; ``end`` as
     ``blocked``; agent names as codes of ``index``; by seat as (rows, players))."""
     return {
-        "lineup": _int(t, "lineup", 0), "group": _int(t, "group"),
-        "first": _int(t, "first", 0), "winner": _int(t, "winner"), "blocked": _blocked(t),
-        "turns": _int(t, "turns", 0), "actions": _int(t, "actions", 0),
+        "lineup": int_column(t, "lineup", 0), "group": int_column(t, "group"),
+        "first": int_column(t, "first", 0), "winner": int_column(t, "winner"), "blocked": _blocked(t),
+        "turns": int_column(t, "turns", 0), "actions": int_column(t, "actions", 0),
         "agent": np.stack([_codes(t, f"{AGENT}{s}", index) for s in range(players)], axis=1),
-        "penalty": np.stack([_int(t, f"{PENALTY}{s}") for s in range(players)], axis=1),
+        "penalty": np.stack([int_column(t, f"{PENALTY}{s}") for s in range(players)], axis=1),
     }
 
 
@@ -93,10 +87,10 @@ def match_columns(players: int) -> list[str]:
 def match_arrays(t, players: int, index: dict) -> dict:
     """The columns of a part of matches as arrays (as :func:`round_arrays`)."""
     return {
-        "lineup": _int(t, "lineup", 0), "group": _int(t, "group"), "rounds": _int(t, "rounds", 0),
+        "lineup": int_column(t, "lineup", 0), "group": int_column(t, "group"), "rounds": int_column(t, "rounds", 0),
         "agent": np.stack([_codes(t, f"{AGENT}{s}", index) for s in range(players)], axis=1),
-        "total": np.stack([_int(t, f"{TOTAL}{s}", 0) for s in range(players)], axis=1),
-        "winners": _int(t, "winners", 0),
+        "total": np.stack([int_column(t, f"{TOTAL}{s}", 0) for s in range(players)], axis=1),
+        "winners": int_column(t, "winners", 0),
     }
 
 
@@ -112,42 +106,21 @@ def by_lineup(cols: dict):
         yield int(v), {k: a[m] for k, a in cols.items()}
 
 
-def _open_run(run_dir):
-    """(path, manifest, labels, players) of a run folder, or a UserError saying what is wrong."""
+def open_run(run_dir) -> RunReader:
+    """A reader of the run folder ``run_dir`` whose manifest is read, or a UserError saying
+    what is wrong."""
     path = Path(run_dir)
     if not path.is_dir():
         raise UserError(f"run folder {path} does not exist (make one with kc-sim tournament --out {path})")
-    if not (path / results.MANIFEST_FILE).exists():
-        raise UserError(f"{path} is not a run folder: it has no {results.MANIFEST_FILE} "
+    reader = RunReader(path)
+    if not reader.has_manifest:
+        raise UserError(f"{path} is not a run folder: it has no {layout.MANIFEST_FILE} "
                         "(make one with kc-sim tournament --out DIR)")
     try:
-        manifest = results.read_manifest(path)
-        config = manifest["config"]
-        labels = list(config["labels"])
-        players = int(config["players"])
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise UserError(f"cannot read {path / results.MANIFEST_FILE}: {e}") from None
-    return path, manifest, labels, players
-
-
-def n_deals(manifest: dict, parts) -> int:
-    """Deals per line-up: the schedule's ``groups_per_lineup``, else the largest deal number
-    + 1 (from the parts' statistics, or their ``group`` column)."""
-    n = (manifest.get("schedule") or {}).get("groups_per_lineup")
-    if isinstance(n, int) and n > 0:
-        return n
-    top = -1
-    for p in parts:
-        meta = pq.read_metadata(p)
-        j = meta.schema.to_arrow_schema().get_field_index("group")
-        stats = [meta.row_group(i).column(j).statistics for i in range(meta.num_row_groups)]
-        if all(s is not None and s.has_min_max for s in stats):
-            top = max([top] + [int(s.max) for s in stats])
-        else:
-            t = _read_part(p, ["group"])
-            if t.num_rows:
-                top = max(top, int(_int(t, "group").max()))
-    return top + 1
+        reader.manifest
+    except OSError as e:
+        raise UserError(f"cannot read {path / layout.MANIFEST_FILE}: {e}") from None
+    return reader
 
 
 def scan_run(run_dir) -> RunStats:
@@ -156,34 +129,30 @@ def scan_run(run_dir) -> RunStats:
     :class:`UserError` when the folder is missing or holds no finished rounds."""
     if isinstance(run_dir, RunStats):
         return run_dir
-    path, manifest, labels, players = _open_run(run_dir)
-    parts = results.parts(path, results.ROUNDS_DIR)
+    reader = open_run(run_dir)
+    path, manifest = reader.path, reader.manifest
+    labels, players, config = reader.labels, reader.players, manifest.config
+    parts = reader.parts(layout.ROUNDS)
     if not parts:
-        raise UserError(f"{path} holds no rounds yet ({results.ROUNDS_DIR}/ is empty): finish the run first "
-                        f"(rerun its command: {manifest.get('command', 'kc-sim tournament ...')})")
-    config = manifest["config"]
+        raise UserError(f"{path} holds no rounds yet ({layout.ROUNDS}/ is empty): finish the run first "
+                        f"(rerun its command: {manifest.command or 'kc-sim tournament ...'})")
     index = {name: i for i, name in enumerate(labels)}
     try:
-        deals = n_deals(manifest, parts)
-        stats = RunStats(path=path, manifest=manifest, labels=labels, players=players,
-                         rules=config.get("rules", "classic"), mode=config.get("mode", "rounds"),
-                         seed=int(config.get("seed", 0)), width=batch_width(deals), n_deals=deals)
+        deals = reader.n_deals()
+        stats = RunStats(path=path, manifest=manifest.to_dict(), labels=labels, players=players,
+                         rules=config.rules, mode=config.mode, seed=config.seed, width=batch_width(deals),
+                         n_deals=deals)
         stats._init_sums()
-        cols = round_columns(players)
-        for p in parts:
-            t = _read_part(p, cols)
+        for t in reader.tables(layout.ROUNDS, round_columns(players)):
             arrays = round_arrays(t, players, index)
             del t
             for lu, sub in by_lineup(arrays) if len(arrays["group"]) else ():
                 stats.add_rounds(sub, lu)
             del arrays
             stats.parts_read += 1
-        mparts = results.parts(path, results.MATCHES_DIR)
-        if mparts:
-            mcols = match_columns(players)
-            for p in mparts:
-                arrays = match_arrays(_read_part(p, mcols), players, index)
-                for lu, sub in by_lineup(arrays) if len(arrays["group"]) else ():
+        if reader.parts(layout.MATCHES):
+            for t in reader.tables(layout.MATCHES, match_columns(players)):
+                for lu, sub in by_lineup(match_arrays(t, players, index)):
                     stats.add_matches(sub, lu)
             if stats.n_matches is None:
                 stats.n_matches = 0

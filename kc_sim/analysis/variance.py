@@ -40,6 +40,8 @@ from kc_sim.analysis.hist import merge_intervals
 from kc_sim.core.features import deal_features, expected_features, feature_names
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
+from kc_sim.runs import RunReader
+from kc_sim.runs.schema import AGENT, PENALTY, agent_codes, seat_names, seats_of
 from kc_sim.stats import pair_deal_scores, t_of
 
 #: default number of cross-fitting folds
@@ -212,19 +214,10 @@ class PairAdjusted:
                 "run_rounds_per_deal": self.run_rounds_per_deal, **self.est.to_dict()}
 
 
-def _lineups(manifest: dict):
-    for d in (manifest, manifest.get("schedule") or {}):
-        if "lineups" in d:
-            return [tuple(x) for x in d["lineups"]]
-    return None
-
-
 def _read_part(path, index):
-    """(group, seed, dealer, seat agents, penalties, first-round mask) of a round part."""
+    """(group, seed, dealer, seat agents, penalties, first-round mask) of a round part
+    (verified by the run's reader)."""
     import pyarrow.parquet as pq  # lazy: pyarrow is slow to import
-
-    from kc_sim.tournament.results import agent_codes, seats_of
-    from kc_sim.tournament.schema import AGENT, PENALTY, seat_names
 
     names = pq.read_schema(path).names
     k = seats_of(names)
@@ -317,22 +310,20 @@ def run_adjusted(run_dir, pairs=None, *, folds: int = FOLDS, expectation_deals: 
     expectation comes from ``expectation_deals`` extra deals (default ``EXPECTATION_RATIO``
     times the run's deals, at least ``MIN_EXPECTATION_DEALS``) on a stream independent of
     the run's deals (``expectation_seed``, default the run seed)."""
-    from kc_sim.tournament.results import parts, read_manifest
-
     run_dir = Path(run_dir)
-    if not (run_dir / "manifest.json").exists():
+    reader = RunReader(run_dir)
+    if not reader.has_manifest:
         raise UserError(f"{run_dir} is not a run folder: expected manifest.json written by kc-sim tournament")
-    man = read_manifest(run_dir)
-    man = {**man, **man.get("config", {}), "schedule": man.get("schedule") or {}}
-    if man.get("mode", "rounds") != "rounds":
+    man = reader.manifest
+    if man.mode != "rounds":
         raise UserError(f"{run_dir} played matches: control variates and power need a run of single rounds "
                         "(kc-sim tournament --rounds)")
-    labels, players, rules = man["labels"], int(man["players"]), parse_rules(man["rules"])
-    files = parts(run_dir)
+    labels, players, rules = man.labels, man.config.players, parse_rules(man.config.rules)
+    files = reader.parts()                      # verified: _read_part reads only these
     if not files:
         raise UserError(f"no round parts in {run_dir / 'rounds'}: expected a finished (or partly finished) run")
     pidx = pair_indices(labels, pairs)
-    lineups = _lineups(man)
+    lineups = man.lineups or None
     need = [sum(1 for lu in lineups if a in lu and b in lu) if lineups else 0 for a, b in pidx]
     F = len(feature_names(players))
     stats = [FoldStats(F, folds) for _ in pidx]
@@ -365,10 +356,10 @@ def run_adjusted(run_dir, pairs=None, *, folds: int = FOLDS, expectation_deals: 
     total_deals = int(max(s.n.sum() for s in stats)) if stats else 0
     n_deals = sum(b - a for a, b in merge_intervals(deal_ranges))
     m = expectation_deals or max(MIN_EXPECTATION_DEALS, EXPECTATION_RATIO * total_deals)
-    mu, mu_cov = expected_features(players, rules, m, int(man.get("seed", 0)) if expectation_seed is None
+    mu, mu_cov = expected_features(players, rules, m, man.config.seed if expectation_seed is None
                                    else expectation_seed)
-    sched = man["schedule"]
-    run_rpd = len(sched.get("lineups") or []) * len(sched.get("seatings") or [])
+    sched = man.schedule
+    run_rpd = len(sched.lineups) * len(sched.seatings) if sched is not None else 0
     if not run_rpd:                             # no schedule (an old run folder): the rounds per deal played
         run_rpd = n_rows / max(n_deals, 1)
     out = []

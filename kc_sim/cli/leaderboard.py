@@ -31,7 +31,7 @@ def default_out(run_dirs) -> Path:
 def check_out(out: Path, run_dirs) -> None:
     """Refuse to write into a run folder (its own files would be overwritten by a combined
     leaderboard), except the run's own folder when it is the only run rated."""
-    from kc_sim.tournament.results import MANIFEST_FILE
+    from kc_sim.runs.layout import MANIFEST_FILE
 
     out = Path(out)
     if out.exists() and not out.is_dir():

@@ -52,7 +52,7 @@ def power(
     if run_dir is not None:
         if not run_dir.is_dir():
             raise UserError(f"no run folder {run_dir}: expected a folder written by kc-sim tournament")
-        from kc_sim.tournament.results import read_manifest
+        from kc_sim.runs import read_manifest
 
         rows = power_from_run(run_dir, d, alpha=alpha, power=power_)
         manifest = read_manifest(run_dir)

@@ -199,7 +199,7 @@ def rounded_up(res) -> str:
     """Why a whole run plays more than asked: `` (1,000,000 asked for, rounded up to whole
     deals: 41,667 deals x 24 seatings)``; empty when it plays what was asked, or stopped early."""
     sched = res.plan.schedule
-    asked = res.plan.config.get("requested")
+    asked = res.plan.config.requested
     if res.stop or not asked or res.units != sched.units or sched.units == asked:
         return ""
     lineups = f" x {len(sched.lineups)} line-ups" if len(sched.lineups) > 1 else ""

@@ -11,16 +11,14 @@ from pathlib import Path
 
 from kc_sim.play.recorded import record_round
 from kc_sim.records.format import write_records
-from kc_sim.tournament import results
-from kc_sim.tournament.plan import FAULTS_DIR, Plan
-from kc_sim.tournament.schema import AGENT, PENALTY, RECORD_COLUMNS, seat_names
+from kc_sim.runs import RunReader, layout
+from kc_sim.runs.schema import AGENT, PENALTY, RECORD_COLUMNS, seat_names
+from kc_sim.tournament.plan import Plan
 
 
-def _record_rows(plan: Plan, k: int):
+def _record_rows(plan: Plan, reader: RunReader, k: int):
     """The rounds to record: the first rounds of each line-up's first chunk, taken
     line-up by line-up in turn (so the first records cover every line-up and seating)."""
-    import pyarrow.parquet as pq  # lazy: the package is imported by workers, which never read parts
-
     firsts = {}
     for c in plan.schedule.chunks():
         firsts.setdefault(c.lineup, c.index)
@@ -29,7 +27,7 @@ def _record_rows(plan: Plan, k: int):
     cols = [*RECORD_COLUMNS, *seat_names(AGENT, len(seats)), *seat_names(PENALTY, len(seats))]
     lists = []
     for li, idx in sorted(firsts.items()):
-        t = pq.read_table(plan.out / results.ROUNDS_DIR / results.part_name(idx), columns=cols).slice(0, per)
+        t = reader.table(layout.ROUNDS, idx, cols).slice(0, per)
         lists.append(t.to_pylist())
     rows = []
     for i in range(per):
@@ -37,16 +35,16 @@ def _record_rows(plan: Plan, k: int):
     return rows[:k]
 
 
-def write_tournament_records(plan: Plan, k: int) -> Path:
+def write_tournament_records(plan: Plan, reader: RunReader, k: int) -> Path:
     """Replay ``k`` rounds of the run with the event log on and write their game records
     (``records.jsonl``, for ``kc-sim check`` and replay). Single rounds are recorded with
     ``match`` 0 and ``round`` = their group (deal number); rounds of matches with their match
     id and round in the match."""
     by_label = dict(zip(plan.labels, plan.specs))
-    faults = plan.out / FAULTS_DIR
+    faults = plan.out / layout.FAULTS_DIR
 
     def gen():
-        for row in _record_rows(plan, k):
+        for row in _record_rows(plan, reader, k):
             labels = [row[f"{AGENT}{s}"] for s in range(plan.schedule.players)]
             seat_map = [s for s in range(plan.schedule.players) if row[f"{PENALTY}{s}"] is not None]
             in_match = row["match"] is not None
@@ -57,4 +55,4 @@ def write_tournament_records(plan: Plan, k: int) -> Path:
             rec["players"] = [labels[s] for s in seat_map]
             yield rec
 
-    return write_records(plan.out / results.RECORDS_FILE, gen())
+    return write_records(plan.out / layout.RECORDS_FILE, gen())

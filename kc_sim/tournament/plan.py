@@ -22,23 +22,22 @@ from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.names import short_name
 from kc_sim.play.registry import load_agent, parse_agent_list
+from kc_sim.runs import ChunkSpec, RunConfig, RunSpec
 from kc_sim.tournament.schedule import Schedule, make_schedule
 from kc_sim.tournament.sizes import CHUNK_MATCHES, CHUNK_ROUNDS
 from kc_sim.tournament.stopping import UNTIL_CHUNK_DIVISOR, UNTIL_MAX_FACTOR, Until
 
-FORMAT = "kc-sim/tournament/2"
 #: default sizes: well under a minute on two cores for compiled agents
 DEFAULT_ROUNDS = 200_000
 DEFAULT_ROUNDS_PYTHON = 20_000
 PYTHON_CHUNK_DIVISOR = 20
-FAULTS_DIR = "faults"        # in the run folder: records of rounds where an agent misbehaved
 
 
 @dataclass
 class Plan:
     """A run's configuration (what resume compares) and its schedule."""
 
-    config: dict
+    config: RunConfig
     schedule: Schedule
     specs: list                  # AgentSpec by agent index
     labels: list[str]            # unique display names by agent index
@@ -50,11 +49,17 @@ class Plan:
 
     @property
     def mode(self) -> str:
-        return self.config["mode"]
+        return self.config.mode
 
     @property
     def unit(self) -> str:
-        return "round" if self.mode == "rounds" else "match"
+        return self.config.unit
+
+    def run_spec(self) -> RunSpec:
+        """What the run folder must know of this run (:class:`kc_sim.runs.RunFolder`)."""
+        sched = self.schedule
+        chunks = tuple(ChunkSpec(c.index, c.lineup, c.start, c.stop, sched.units_of(c)) for c in sched.chunks())
+        return RunSpec(self.out, self.config, sched.info(), chunks)
 
 
 def _portable(name: str) -> str:
@@ -163,11 +168,8 @@ def make_plan(agents, *, players=None, rounds=None, matches=None, rules="classic
         lineups = sorted(tuple(sorted(named[i] for i in lu)) for lu in lineups)
     schedule = make_schedule(len(names), players, count, chunk_size, lineups, seating)
     labels = labels_of(specs)
-    config = {
-        "format": FORMAT, "mode": mode, "agents": names, "labels": labels, "players": players,
-        "requested": count, "rules": rs.spec(), "seed": int(seed), "chunk_size": chunk_size,
-        "lineups": [list(x) for x in schedule.lineups], "seating": seating,
-        "until": until.to_config() if until is not None else None,
-    }
+    config = RunConfig(mode=mode, agents=tuple(names), labels=tuple(labels), players=players, requested=count,
+                       rules=rs.spec(), seed=int(seed), chunk_size=chunk_size, lineups=schedule.lineups,
+                       seating=seating, until=until)
     out = Path(out) if out is not None else default_out(labels, players, mode, count, int(seed), rs, until)
     return Plan(config, schedule, specs, labels, [_portable(n) for n in names], rs, out, named, until)

@@ -1,8 +1,8 @@
 """Running a tournament: plan, warm, play, stop, summarise.
 
 :func:`run_tournament` checks the options, makes the plan (:mod:`~kc_sim.tournament.plan`)
-and opens the run folder (:class:`~kc_sim.tournament.run_folder.RunFolder`: refusing a
-folder of another run, the manifest, resume), then takes the steps of a :class:`Run`:
+and opens the run folder (:class:`~kc_sim.runs.RunFolder`: refusing a folder of another
+run, the manifest, resume), then takes the steps of a :class:`Run`:
 
 1. **plan** - the chunks not yet done (rerunning the same configuration into the same
    folder plays only those) and the number of processes that play them;
@@ -31,21 +31,28 @@ from pathlib import Path
 
 from kc_sim.errors import UserError
 from kc_sim.play import runner
+from kc_sim.runs import FORMAT, RunFolder, layout
+from kc_sim.runs.lock import notice
+from kc_sim.runs.parts import import_in_background
 from kc_sim.stats import Tally
-from kc_sim.tournament import results
 from kc_sim.tournament.backends import WorkerLost, executor, warm_loky
 from kc_sim.tournament.game_records import write_tournament_records
-from kc_sim.tournament.plan import FAULTS_DIR, FORMAT, Plan, make_plan
+from kc_sim.tournament.plan import Plan, make_plan
 from kc_sim.tournament.pool import release_workers, resolve_jobs, start_early, start_loky
 from kc_sim.tournament.sizes import ROUNDS_PER_MATCH, ROUNDS_PER_WORKER
 from kc_sim.tournament.rederive import stalled
-from kc_sim.tournament.run_folder import WATCH_DIR, RunFolder, check_run_folder, notice
 from kc_sim.tournament.stopping import Stopper, parse_until
 from kc_sim.tournament.watch import check_timeout, watching_run
 from kc_sim.tournament.worker import ChunkTask, warm
 
 __all__ = ["BACKENDS", "FORMAT", "Interrupted", "Run", "RunResult", "WorkerLost", "check_run_folder",
            "make_plan", "resolve_jobs", "run_tournament"]
+
+
+def check_run_folder(plan: Plan):
+    """The manifest of the run already in ``plan.out``, or None; refuses a folder of another
+    run or one that is not a run folder (:meth:`kc_sim.runs.RunFolder.check`)."""
+    return RunFolder.check(plan.run_spec())
 
 BACKENDS = ("loky", "dask", "sequential")
 
@@ -111,8 +118,9 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
         if early:
             release_workers()              # a bad agent or player count: no run will use them
         raise
-    with RunFolder.open(plan, command, wait=wait) as folder, watching_run(plan.out / WATCH_DIR) as dog:
-        run = Run.plan_from(folder, stop_rule, jobs=jobs, backend=backend, scheduler=scheduler,
+    with RunFolder.open(plan.run_spec(), command, wait=wait) as folder, \
+            watching_run(plan.out / layout.WATCH_DIR) as dog:
+        run = Run.plan_from(plan, folder, stop_rule, jobs=jobs, backend=backend, scheduler=scheduler,
                             decision_timeout=decision_timeout, dog=dog, t0=t0)
         run.warm()
         run.play(quiet=quiet, on_chunk=on_chunk)
@@ -143,9 +151,9 @@ class Run:
     (with ``--until``: drop what was played beyond the stop) and :meth:`summarise` (tallies,
     summary, records)."""
 
-    def __init__(self, folder: RunFolder, stopper: Stopper | None, pending: list, workers: int, backend: str,
-                 scheduler, decision_timeout: float, dog, t0: float):
-        self.folder, self.plan = folder, folder.plan
+    def __init__(self, plan: Plan, folder: RunFolder, stopper: Stopper | None, pending: list, workers: int,
+                 backend: str, scheduler, decision_timeout: float, dog, t0: float):
+        self.folder, self.plan = folder, plan
         self.stopper, self.pending, self.workers = stopper, pending, workers
         self.backend, self.scheduler, self.decision_timeout = backend, scheduler, decision_timeout
         self.dog = dog                    # this process's watchdog, watching the run (kc_sim.tournament.watch)
@@ -154,8 +162,8 @@ class Run:
         self.played: list[int] = []
         self.dropped = 0
         plan = self.plan
-        faults = str((plan.out / FAULTS_DIR).resolve())
-        self.watch_dir = str((plan.out / WATCH_DIR).resolve())
+        faults = str((plan.out / layout.FAULTS_DIR).resolve())
+        self.watch_dir = str((plan.out / layout.WATCH_DIR).resolve())
         names = tuple(plan.load_names[i] for i in plan.schedule.lineups[0])
         self.loop_names = tuple(plan.load_names)
         self.warm_args = (names, plan.rules.spec(), plan.mode, faults, self.watch_dir, decision_timeout,
@@ -166,18 +174,17 @@ class Run:
                                          for lineup in plan.schedule.lineups}))
 
     @classmethod
-    def plan_from(cls, folder: RunFolder, stop_rule, *, jobs, backend: str, scheduler, decision_timeout: float,
-                  dog, t0: float) -> Run:
+    def plan_from(cls, plan: Plan, folder: RunFolder, stop_rule, *, jobs, backend: str, scheduler,
+                  decision_timeout: float, dog, t0: float) -> Run:
         """Step 1: the chunks left to play (a resumed run with ``--until`` first replays the
         rule over its stored chunks) and the number of processes that play them."""
-        plan = folder.plan
-        stopper = Stopper(plan, stop_rule) if stop_rule is not None else None
+        stopper = Stopper(plan, stop_rule, folder.reader()) if stop_rule is not None else None
         if stopper is not None:
             stopper.advance(folder.done)           # a resumed run replays the rule over its stored chunks
         skip = set(stopper.beyond()) if stopper is not None and stopper.stopped_at is not None else set()
         pending = [c for c in folder.chunks if not folder.done(c.index) and c.index not in skip]
-        return cls(folder, stopper, pending, size_workers(jobs, plan, pending), backend, scheduler, decision_timeout,
-                   dog, t0)
+        return cls(plan, folder, stopper, pending, size_workers(jobs, plan, pending), backend, scheduler,
+                   decision_timeout, dog, t0)
 
     def warm(self) -> None:
         """Step 2: start the workers (they import the play layer meanwhile), compile or load
@@ -192,7 +199,7 @@ class Run:
     def tasks(self) -> list[ChunkTask]:
         plan, sched = self.plan, self.plan.schedule
         return [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
-                          c.start, c.stop, sched.groups, plan.config["seed"], plan.rules.spec(), plan.mode,
+                          c.start, c.stop, sched.groups, plan.config.seed, plan.rules.spec(), plan.mode,
                           self.warm_args[3], tuple(sched.lineups[c.lineup]), len(plan.labels), sched.seatings,
                           watch_dir=self.watch_dir, decision_timeout=self.decision_timeout,
                           loop_names=self.loop_names)
@@ -205,7 +212,7 @@ class Run:
         :class:`Interrupted` saying how many chunks are done."""
         folder = self.folder
         tasks = self.tasks()
-        bar = _progress(self.plan, folder.manifest, quiet)
+        bar = _progress(self.plan, folder.manifest.units_done, quiet)
         self.t_play = time.perf_counter()
         self.dog.note = bar.write
         try:
@@ -228,11 +235,11 @@ class Run:
         """Send the tasks to the backend and store the results; a worker the watchdog found
         stuck (and killed) ends the run with its stalled round (:func:`stalled`). The
         results that arrive while pyarrow and pandas are still being imported
-        (:func:`results.import_in_background`) wait in memory, a few chunks at most, and are
+        (:func:`kc_sim.runs.parts.import_in_background`) wait in memory, a few chunks at most, and are
         stored in order once the import is over, or as the run ends whatever the reason
         (Ctrl-C, a fault): a chunk that was played is never lost to the wait."""
         dog = self.dog
-        importing = results.import_in_background()
+        importing = import_in_background()
         waiting: list[dict] = []
         try:
             with executor(self.backend, self.workers, self.scheduler, self.warm_args, self.warming,
@@ -300,16 +307,16 @@ class Run:
         """Step 5: merge the match parts, add up the chunks' tallies into the summary (no
         rows are read), write the records, close the manifest."""
         plan, folder, out = self.plan, self.folder, self.plan.out
-        files = {"rounds": out / results.ROUNDS_DIR, "manifest": out / results.MANIFEST_FILE}
-        tally, n_rounds = results.run_tally(out, plan.labels, plan.schedule.players)
+        files = {"rounds": out / layout.ROUNDS, "manifest": out / layout.MANIFEST_FILE}
+        tally, n_rounds = folder.reader().tally(plan.labels, plan.schedule.players)
         if plan.mode == "matches":
-            files["matches"] = results.merge_parts(folder.parts(results.MATCHES_DIR), out / results.MATCHES_FILE)
+            files["matches"] = folder.merge_matches()
         table = None
         if summary:
             table = tally.summary(plan.labels)
-            files["summary"] = results.write_summary(table, out)
+            files["summary"] = folder.write_summary(table)
         if records:
-            files["records"] = write_tournament_records(plan, records)
+            files["records"] = write_tournament_records(plan, folder.reader(), records)
         folder.finished(n_rounds, [files.get("matches"), files.get("summary")])
         sched = plan.schedule
         units = sum(sched.units_of(c) for c in folder.chunks if folder.done(c.index))
@@ -333,7 +340,7 @@ class _NoBar:
         notice(message)
 
 
-def _progress(plan: Plan, manifest: dict, quiet: bool):
+def _progress(plan: Plan, units_done: int, quiet: bool):
     if quiet or not sys.stderr.isatty():
         return _NoBar()
     from tqdm import tqdm  # lazy: only with a terminal; workers import this package
@@ -342,5 +349,5 @@ def _progress(plan: Plan, manifest: dict, quiet: bool):
         def write(self, message: str) -> None:             # a line above the bar
             tqdm.write(f"kc-sim: {message}", file=sys.stderr)
 
-    return Bar(total=plan.schedule.units, initial=manifest["units_done"], unit=f" {plan.unit}s",
+    return Bar(total=plan.schedule.units, initial=units_done, unit=f" {plan.unit}s",
                unit_scale=True, file=sys.stderr, smoothing=0.1, dynamic_ncols=True, leave=False)

@@ -45,6 +45,7 @@ import numpy as np
 
 from kc_sim.core.rng import derive
 from kc_sim.errors import UserError
+from kc_sim.runs import ScheduleInfo
 
 
 SEATING_KINDS = ("balanced", "rotations")
@@ -111,11 +112,10 @@ class Schedule:
                 out.append(Chunk(len(out), li, start, min(start + self.chunk_groups, self.groups)))
         return out
 
-    def to_dict(self) -> dict:
-        return {"players": self.players, "lineups": [list(x) for x in self.lineups],
-                "seating": self.seating, "seatings": [list(q) for q in self.seatings],
-                "groups_per_lineup": self.groups, "chunk_groups": self.chunk_groups,
-                "units": self.units, "chunks": len(self.chunks())}
+    def info(self) -> ScheduleInfo:
+        """The schedule as the run's manifest records it."""
+        return ScheduleInfo(self.players, self.lineups, self.seating, self.seatings, self.groups, self.chunk_groups,
+                            self.units, len(self.chunks()))
 
 
 def seat_lineup(lineup, seating) -> tuple:

@@ -20,34 +20,21 @@ it came) are removed, so the files hold exactly the blocks taken.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
-from pathlib import Path
-
 import numpy as np
 
 from kc_sim.errors import UserError
+from kc_sim.runs import RunReader, StopInfo, Until, layout
+from kc_sim.runs.manifest import PairStop
+from kc_sim.runs.schema import AGENT, PENALTY, TOTAL, agent_codes, seat_agents, seat_names
 from kc_sim.sequential import StopRule, parse_precision
 from kc_sim.stats import pair_deal_scores
-from kc_sim.tournament import results
-from kc_sim.tournament.schema import AGENT, PENALTY, TOTAL, seat_agents, seat_names
 
 UNTIL_CHOICES = ("decided",)
-DEFAULT_ALPHA = 0.05
+DEFAULT_ALPHA = Until().alpha
 #: with --until, chunks are smaller so the rule is checked often (a fifth of the default)
 UNTIL_CHUNK_DIVISOR = 5
 #: the default maximum size with --until: this many times the default size of a run
 UNTIL_MAX_FACTOR = 10
-
-
-@dataclass(frozen=True)
-class Until:
-    """What ``--until decided`` was asked with (stored in the run's configuration)."""
-
-    alpha: float = DEFAULT_ALPHA
-    precision: float | None = None
-
-    def to_config(self) -> dict:
-        return {"until": "decided", "alpha": self.alpha, "precision": self.precision}
 
 
 def parse_until(until, precision=None, alpha=None) -> Until | None:
@@ -74,8 +61,9 @@ class Stopper:
     (:meth:`chunk_done`), it takes whole blocks in order (:meth:`advance`) and says after
     how many blocks the run stops (:attr:`stopped_at`) and why (:attr:`reason`)."""
 
-    def __init__(self, plan, until: Until):
+    def __init__(self, plan, until: Until, reader: RunReader):
         self.plan = plan
+        self.reader = reader                 # the run folder's parts, for a resumed run
         sched = plan.schedule
         self.n_lineups = len(sched.lineups)
         self.blocks = sched.blocks
@@ -99,16 +87,13 @@ class Stopper:
 
     def _read(self, index: int) -> tuple:
         """What the rule needs of a chunk stored by an earlier (interrupted) run of the same command."""
-        import pyarrow.parquet as pq  # lazy: as in kc_sim.tournament.results
-
         k = self.plan.schedule.players
         matches = self.plan.mode == "matches"
-        folder = results.MATCHES_DIR if matches else results.ROUNDS_DIR
         values = TOTAL if matches else PENALTY
-        t = pq.read_table(Path(self.plan.out) / folder / results.part_name(index),
-                          columns=["group", *seat_names(AGENT, k), *seat_names(values, k)])
+        t = self.reader.table(layout.MATCHES if matches else layout.ROUNDS, index,
+                              ["group", *seat_names(AGENT, k), *seat_names(values, k)])
         index_of = {name: i for i, name in enumerate(self.plan.labels)}
-        agents = np.stack([results.agent_codes(t.column(f"{AGENT}{s}"), index_of) for s in range(k)], axis=1)
+        agents = np.stack([agent_codes(t.column(f"{AGENT}{s}"), index_of) for s in range(k)], axis=1)
         vals = np.stack([t.column(f"{values}{s}").fill_null(-1).to_numpy() for s in range(k)], axis=1)
         return t.column("group").to_numpy(), agents, vals
 
@@ -137,8 +122,10 @@ class Stopper:
         """Chunk indices after the stop (to be removed or never played)."""
         return list(range(self.stopped_at * self.n_lineups, self.blocks * self.n_lineups))
 
-    def to_manifest(self) -> dict:
+    def to_manifest(self) -> StopInfo:
+        """The stop as the manifest records it."""
         d = self.rule.decision(self.plan.labels)
-        return {"blocks": self.stopped_at, "deals": d.deals, "reason": self.reason,
-                "pairs": [{"agents": [self.plan.labels[a] for a in p.pair], "deals": p.n, "mean": p.mean,
-                           "lo": p.lo, "hi": p.hi, "status": p.status} for p in d.pairs]}
+        labels = self.plan.labels
+        return StopInfo(self.stopped_at, d.deals, self.reason,
+                        tuple(PairStop((labels[p.pair[0]], labels[p.pair[1]]), p.n, p.mean, p.lo, p.hi, p.status)
+                              for p in d.pairs))

@@ -195,7 +195,7 @@ def test_cluster_intervals():
 
 
 def test_scanned_run_matches_the_summary(small_run):
-    from kc_sim.tournament.results import read_summary
+    from kc_sim.runs import read_summary
     data = scan_run(small_run)
     summary = read_summary(small_run)
     summary = summary[summary["opponent"].isna()].set_index("agent")

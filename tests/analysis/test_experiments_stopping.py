@@ -31,6 +31,7 @@ from kc_sim.analysis.experiments.stopping import (
     replay,
 )
 from kc_sim.errors import UserError
+from kc_sim.runs import PairStop
 from kc_sim.sequential import fixed_n_for_halfwidth
 from kc_sim.stats import pair_deal_scores, wilson_scalar
 from kc_sim.tournament.plan import DEFAULT_ROUNDS
@@ -161,8 +162,7 @@ def test_explicit_aa_runs(tmp_path):
 # --- the helpers -------------------------------------------------------------------------
 
 def _stop(statuses, reason="decided: ...") -> Stop:
-    pairs = tuple({"agents": ["a", "b"], "deals": 10, "mean": 0.5, "lo": 0.4, "hi": 0.6, "status": s}
-                  for s in statuses)
+    pairs = tuple(PairStop(("a", "b"), 10, 0.5, 0.4, 0.6, s) for s in statuses)
     return Stop(Path("."), 0, 20, 10, reason, "x", pairs, 0.05, None)
 
 

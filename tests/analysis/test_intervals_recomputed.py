@@ -25,7 +25,7 @@ from kc_sim.analysis.leaderboard import leaderboard
 from kc_sim.analysis.scan import scan_run
 from kc_sim.analysis.variance import run_adjusted
 from kc_sim.cli.tournament import format_summary
-from kc_sim.tournament import results as R
+from kc_sim.runs import read_matches, read_rounds, read_summary
 from kc_sim.tournament.run import run_tournament
 from tests.helpers.intervals import beat_share, clustered, largest_deal_mean
 
@@ -75,9 +75,9 @@ def run(request, tmp_path_factory):
     k = request.param
     out = tmp_path_factory.mktemp(f"p{k}") / "run"
     res = run_tournament(AGENTS, players=k, rounds=600 * 24, seed=11, out=out, jobs=1, quiet=True)
-    rounds = R.read_rounds(out)
+    rounds = read_rounds(out)
     return {"k": k, "out": out, "res": res, "rounds": rounds, "seats": seats(rounds, k),
-            "pairs": seat_pairs(rounds, k), "summary": R.read_summary(out)}
+            "pairs": seat_pairs(rounds, k), "summary": read_summary(out)}
 
 
 @pytest.fixture(scope="module")
@@ -152,12 +152,12 @@ def test_the_printed_table_shows_the_summary(run):
 
 
 def test_summary_match_rows(match_run):
-    m = R.read_matches(match_run)
+    m = read_matches(match_run)
     k = 3
     long = pd.concat([pd.DataFrame({"group": m["group"], "agent": m[f"agent_{s}"].astype(str),
                                     "total": m[f"total_{s}"].astype(float),
                                     "won": ((m["winners"].to_numpy(dtype=np.int64) >> s) & 1).astype(float)}) for s in range(k)])
-    rows = R.read_summary(match_run)
+    rows = read_summary(match_run)
     rows = rows[rows["opponent"].isna()].set_index("agent")
     for agent, d in long.groupby("agent"):
         r = rows.loc[agent]

@@ -11,7 +11,7 @@ import pytest
 
 from kc_sim.analysis.report import sample_deals, write_report
 from kc_sim.cli.root import main
-from kc_sim.tournament import results
+from kc_sim.runs import RunReader
 
 
 def run(tmp_path, name, *args):
@@ -22,7 +22,7 @@ def run(tmp_path, name, *args):
 
 def all_rows(run_dir) -> list[dict]:
     rows = []
-    for p in results.parts(run_dir, results.ROUNDS_DIR):
+    for p in RunReader(run_dir).parts():
         rows += pq.read_table(p).to_pylist()
     return rows
 

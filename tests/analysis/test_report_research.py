@@ -18,7 +18,7 @@ from kc_sim.analysis import report
 from kc_sim.analysis.leaderboard import Comparisons, leaderboard, rate_comparisons
 from kc_sim.analysis.scan import scan_run
 from kc_sim.analysis.text import fmt_pct
-from kc_sim.tournament.results import read_rounds
+from kc_sim.runs import read_rounds
 from kc_sim.tournament.run import run_tournament
 
 AGENTS = ["greedy", "merger", "random"]

@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from scipy.stats import t as student_t
 
 from kc_sim.analysis import scan
 from kc_sim.analysis.compare import compare_runs
 from kc_sim.analysis.experiments.findings import round_diff
-from kc_sim.analysis.scan import _open_run, scan_run
+from kc_sim.analysis.scan import open_run, scan_run
 from kc_sim.analysis.text import rules_label
 from kc_sim.errors import UserError
 from kc_sim.stats import mean_from_sums, rate_from_sums, sums
@@ -131,15 +132,16 @@ def load_run(run_dir) -> RunData:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from kc_sim.tournament import results as R
+    from kc_sim.runs import RunReader, layout
 
     if isinstance(run_dir, RunData):
         return run_dir
-    path, manifest, labels, players = _open_run(run_dir)      # the same checks as the scan
+    reader = open_run(run_dir)                                # the same checks as the scan
+    path, manifest, labels, players = reader.path, reader.manifest.to_dict(), reader.labels, reader.players
     config = manifest["config"]
-    parts = R.parts(path, R.ROUNDS_DIR)
+    parts = RunReader(path).parts(layout.ROUNDS)
     if not parts:
-        raise UserError(f"{path} holds no rounds yet ({R.ROUNDS_DIR}/ is empty): finish the run first "
+        raise UserError(f"{path} holds no rounds yet ({layout.ROUNDS}/ is empty): finish the run first "
                         f"(rerun its command: {manifest.get('command', 'kc-sim tournament ...')})")
     cols = (["lineup", "group", "seating", "match", "first", "winner", "end", "turns", "actions"]
             + [f"agent_{s}" for s in range(players)] + [f"penalty_{s}" for s in range(players)])
@@ -161,7 +163,7 @@ def load_run(run_dir) -> RunData:
         turns=_int(t, "turns", 0, np.int32), actions=_int(t, "actions", 0, np.int32), match=_int(t, "match"),
     )
     del t
-    mparts = R.parts(path, R.MATCHES_DIR)
+    mparts = RunReader(path).parts(layout.MATCHES)
     if mparts:
         mcols = ["group", "rounds"] + [f"agent_{s}" for s in range(players)] + \
             [f"total_{s}" for s in range(players)] + ["winners"]
@@ -642,17 +644,17 @@ def test_batches_of_deals(runs, monkeypatch):
 def test_the_scan_holds_one_part_at_a_time(runs, monkeypatch):
     path = runs["4p"]
     reads, alive = [], []
-    real = scan._read_part
+    real = pq.read_table
 
     def spy(p, columns):
         # every earlier part has been released before the next one is read
         assert all(r() is None for r in alive), "two parts in memory at once"
-        t = real(p, columns)
+        t = real(p, columns=columns)
         reads.append((Path(p), t.num_rows, tuple(columns)))
         alive.append(weakref.ref(t))
         return t
 
-    monkeypatch.setattr(scan, "_read_part", spy)
+    monkeypatch.setattr(pq, "read_table", spy)       # what the reader reads every part with
     s = scan_run(path)
     parts = sorted((path / "rounds").glob("part-*.parquet"))
     assert [r[0] for r in reads] == parts                          # each part once, one file per read

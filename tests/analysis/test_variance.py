@@ -15,7 +15,9 @@ from kc_sim.analysis.variance import (
 from kc_sim.core.features import deal_features, expected_features
 from kc_sim.game.rules import parse_rules
 from kc_sim.stats import pair_deal_scores
-from kc_sim.tournament.results import agent_codes, read_manifest, read_rounds
+from kc_sim.runs import read_rounds
+from kc_sim.runs.manifest import read_manifest_json as read_manifest
+from kc_sim.runs.schema import agent_codes
 from kc_sim.tournament.run import run_tournament
 
 

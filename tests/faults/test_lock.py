@@ -12,7 +12,7 @@ import time
 
 import pandas as pd
 
-from kc_sim.tournament import results as R
+from kc_sim.runs import layout, read_rounds, read_summary
 from tests.faults.conftest import agent, finish, kc, start
 
 ARGS = ["tournament", "--agents", f"{agent('Gate')},random", "--rounds", "400", "--chunk-size", "100",
@@ -32,7 +32,7 @@ def _until(condition, what: str, within: float = 180.0):
 def _holder(out) -> dict | None:
     """What the lock file of ``out`` says, once the run holding it has written its manifest."""
     try:
-        return json.loads((out / ".lock").read_text()) if (out / R.MANIFEST_FILE).exists() else None
+        return json.loads((out / ".lock").read_text()) if (out / layout.MANIFEST_FILE).exists() else None
     except (OSError, ValueError):
         return None
 
@@ -48,7 +48,7 @@ def test_a_second_command_is_refused_naming_the_first(tmp_path):
     gate.touch()
     done = finish(first)
     assert done.code == 0, done.err
-    assert json.loads((out / R.MANIFEST_FILE).read_text())["finished"]
+    assert json.loads((out / layout.MANIFEST_FILE).read_text())["finished"]
 
 
 def test_wait_starts_once_the_first_has_ended(tmp_path):
@@ -78,5 +78,5 @@ def test_two_commands_started_together(tmp_path):
     gate.touch()
     assert finish(winner).code == 0
     assert kc(*ARGS, "--out", alone, env={"KC_TEST_GATE": str(gate)}).code == 0
-    pd.testing.assert_frame_equal(R.read_rounds(out), R.read_rounds(alone))
-    pd.testing.assert_frame_equal(R.read_summary(out), R.read_summary(alone))
+    pd.testing.assert_frame_equal(read_rounds(out), read_rounds(alone))
+    pd.testing.assert_frame_equal(read_summary(out), read_summary(alone))

@@ -1,5 +1,5 @@
 """Stand-ins for the run's background import of pyarrow and pandas
-(:func:`kc_sim.tournament.results.import_in_background`)."""
+(:func:`kc_sim.runs.parts.import_in_background`)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ import sys
 import dask.distributed as distributed
 import pandas as pd
 
-from kc_sim.tournament import results as R
+from kc_sim.runs import read_rounds, read_summary
+from kc_sim.runs.manifest import read_manifest_json
 from kc_sim.tournament.run import run_tournament
 
 RUN = dict(agents=["random", "random", "random"], players=2, rounds=1200, chunk_size=200, quiet=True)
@@ -19,9 +20,9 @@ RUN = dict(agents=["random", "random", "random"], players=2, rounds=1200, chunk_
 def test_dask_local_cluster_equals_in_process(tmp_path):
     here = run_tournament(**RUN, jobs=1, out=tmp_path / "here")
     dask = run_tournament(**RUN, jobs=2, backend="dask", out=tmp_path / "dask")
-    pd.testing.assert_frame_equal(R.read_rounds(dask.out), R.read_rounds(here.out))
-    pd.testing.assert_frame_equal(R.read_summary(dask.out), R.read_summary(here.out))
-    assert dask.played_chunks == len(R.read_manifest(dask.out)["chunks"]) == 6
+    pd.testing.assert_frame_equal(read_rounds(dask.out), read_rounds(here.out))
+    pd.testing.assert_frame_equal(read_summary(dask.out), read_summary(here.out))
+    assert dask.played_chunks == len(read_manifest_json(dask.out)["chunks"]) == 6
 
 
 def test_dask_scheduler_address(tmp_path):
@@ -30,7 +31,7 @@ def test_dask_scheduler_address(tmp_path):
                                   dashboard_address=":0") as cluster:
         here = run_tournament(**RUN, jobs=1, out=tmp_path / "here")
         res = run_tournament(**RUN, scheduler=cluster.scheduler_address, out=tmp_path / "remote")
-        pd.testing.assert_frame_equal(R.read_rounds(res.out), R.read_rounds(here.out))
+        pd.testing.assert_frame_equal(read_rounds(res.out), read_rounds(here.out))
 
 
 def test_a_taken_dashboard_port_prints_nothing(tmp_path):

@@ -1,4 +1,4 @@
-"""The column schema (kc_sim.tournament.schema) is the file: every part has exactly its
+"""The column schema (kc_sim.runs.schema) is the file: every part has exactly its
 columns, in its order, with its types; and labels lose their copy number and module."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from kc_sim.play.names import base_label
 from kc_sim.tournament.plan import labels_of
 from kc_sim.tournament.schedule import balanced_seatings
-from kc_sim.tournament.schema import (
+from kc_sim.runs.schema import (
     MATCH_COLUMNS,
     ROUND_COLUMNS,
     column_names,

@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from kc_sim.errors import UserError
-from kc_sim.tournament import results as R
+from kc_sim.runs import read_rounds
+from kc_sim.runs.manifest import read_manifest_json
 from kc_sim.tournament.run import run_tournament
 from kc_sim.tournament.schedule import balanced_seatings, rotations, seatings_of
 
@@ -75,13 +76,13 @@ def test_the_order_of_agents_changes_no_file_and_no_figure(tmp_path, players, ag
         assert (res.tally.pair.S["beat"] == res0.tally.pair.S["beat"]).all()
     # the named order is kept for the caller: named[i] is the index of the i-th agent named
     for order, (out, res) in zip(orders, outs):
-        assert [res.plan.config["agents"][j] for j in res.plan.named] == order
+        assert [res.plan.config.agents[j] for j in res.plan.named] == order
 
 
 def test_rotations_schedule_is_kept_for_comparison(tmp_path):
     res = run_tournament(["greedy", "merger", "random"], players=3, rounds=900, seed=3, out=tmp_path / "rot",
                          seating="rotations", quiet=True, jobs=1)
-    man = R.read_manifest(res.out)
+    man = read_manifest_json(res.out)
     assert man["schedule"]["seating"] == "rotations" and len(man["schedule"]["seatings"]) == 3
-    df = R.read_rounds(res.out)
+    df = read_rounds(res.out)
     assert sorted(df["seating"].unique().tolist()) == [0, 1, 2]

@@ -16,7 +16,11 @@ from kc_sim.cli.tournament import bench_agent, tournament
 from kc_sim.errors import UserError
 from kc_sim.play.registry import builtin_agents
 from kc_sim.play.runner import AgentFault
-from kc_sim.tournament import results as R
+from kc_sim.runs import RunReader, layout, read_matches, read_rounds, read_summary
+from kc_sim.runs.manifest import read_manifest_json
+from kc_sim.runs.parts import write_json
+from kc_sim.runs.schema import TALLY_KEY
+from kc_sim.tournament import run as run_module
 from kc_sim.tournament.run import run_tournament
 from kc_sim.tournament.schedule import (
     group_seeds,
@@ -78,7 +82,7 @@ def test_group_seeds_do_not_depend_on_the_cut():
 # --- runs --------------------------------------------------------------------------
 
 def test_duplicate_deals_in_the_output(reference_run):
-    df = R.read_rounds(reference_run.out)
+    df = read_rounds(reference_run.out)
     assert len(df) == reference_run.units == 3 * 2 * 500
     g = df.groupby(["lineup", "group"])
     assert (g["seed"].nunique() == 1).all() and (g["dealer"].nunique() == 1).all()
@@ -93,8 +97,8 @@ def test_duplicate_deals_in_the_output(reference_run):
 
 def test_two_workers_give_the_same_rounds(reference_run, tmp_path):
     res = run_tournament(**SMALL, jobs=2, out=tmp_path / "run")
-    pd.testing.assert_frame_equal(R.read_rounds(res.out), R.read_rounds(reference_run.out))
-    pd.testing.assert_frame_equal(R.read_summary(res.out), R.read_summary(reference_run.out))
+    pd.testing.assert_frame_equal(read_rounds(res.out), read_rounds(reference_run.out))
+    pd.testing.assert_frame_equal(read_summary(res.out), read_summary(reference_run.out))
 
 
 def test_interrupted_run_resumes_to_the_same_result(reference_run, tmp_path):
@@ -108,35 +112,35 @@ def test_interrupted_run_resumes_to_the_same_result(reference_run, tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         run_tournament(**SMALL, jobs=1, out=out, on_chunk=stop_after_two)
-    manifest = R.read_manifest(out)
+    manifest = read_manifest_json(out)
     assert [c["state"] for c in manifest["chunks"]].count("done") == 2
-    assert len(R.parts(out)) == 2 and not manifest["finished"]
-    (out / R.ROUNDS_DIR / ".part-00005.parquet.tmp").write_bytes(b"half a part")   # a crash mid-write
+    assert len(RunReader(out).parts()) == 2 and not manifest["finished"]
+    (out / layout.ROUNDS / ".part-00005.parquet.tmp").write_bytes(b"half a part")   # a crash mid-write
     res = run_tournament(**SMALL, jobs=2, out=out)
     assert res.resumed_chunks == 2 and res.played_chunks == len(manifest["chunks"]) - 2
-    pd.testing.assert_frame_equal(R.read_rounds(out), R.read_rounds(reference_run.out))
-    pd.testing.assert_frame_equal(R.read_summary(out), R.read_summary(reference_run.out))
+    pd.testing.assert_frame_equal(read_rounds(out), read_rounds(reference_run.out))
+    pd.testing.assert_frame_equal(read_summary(out), read_summary(reference_run.out))
     assert not list(out.rglob("*.tmp"))
     # a part listed done but gone is played again; nothing is counted twice
-    (out / R.ROUNDS_DIR / R.part_name(3)).unlink()
+    (out / layout.ROUNDS / layout.part_name(3)).unlink()
     res = run_tournament(**SMALL, jobs=1, out=out)
     assert res.played_chunks == 1
-    pd.testing.assert_frame_equal(R.read_rounds(out), R.read_rounds(reference_run.out))
-    assert R.read_manifest(out)["finished"]
+    pd.testing.assert_frame_equal(read_rounds(out), read_rounds(reference_run.out))
+    assert read_manifest_json(out)["finished"]
 
 
 def test_results_that_wait_for_the_import_are_all_stored_in_order(reference_run, tmp_path, monkeypatch):
-    monkeypatch.setattr(R, "import_in_background", ImportNotOver)
+    monkeypatch.setattr(run_module, "import_in_background", ImportNotOver)
     stored = []
     res = run_tournament(**SMALL, jobs=1, out=tmp_path / "run", on_chunk=stored.append)
-    assert stored == sorted(stored) and len(stored) == res.played_chunks == len(R.read_manifest(res.out)["chunks"])
-    pd.testing.assert_frame_equal(R.read_rounds(res.out), R.read_rounds(reference_run.out))
+    assert stored == sorted(stored) and len(stored) == res.played_chunks == len(read_manifest_json(res.out)["chunks"])
+    pd.testing.assert_frame_equal(read_rounds(res.out), read_rounds(reference_run.out))
 
 
 def test_chunks_played_while_the_import_runs_are_kept_on_ctrl_c(reference_run, tmp_path, monkeypatch):
     import kc_sim.tournament.backends as B
 
-    monkeypatch.setattr(R, "import_in_background", ImportNotOver)
+    monkeypatch.setattr(run_module, "import_in_background", ImportNotOver)
     played, run_chunk = [], B.run_chunk
 
     def third_interrupted(task):
@@ -149,11 +153,11 @@ def test_chunks_played_while_the_import_runs_are_kept_on_ctrl_c(reference_run, t
     out = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt, match="interrupted with 2 of"):
         run_tournament(**SMALL, jobs=1, out=out)
-    manifest = R.read_manifest(out)
+    manifest = read_manifest_json(out)
     assert [i for i, c in enumerate(manifest["chunks"]) if c["state"] == "done"] == played
     monkeypatch.undo()
     run_tournament(**SMALL, jobs=1, out=out)
-    pd.testing.assert_frame_equal(R.read_rounds(out), R.read_rounds(reference_run.out))
+    pd.testing.assert_frame_equal(read_rounds(out), read_rounds(reference_run.out))
 
 
 def test_a_different_configuration_is_refused(reference_run, tmp_path):
@@ -169,7 +173,7 @@ def test_a_different_configuration_is_refused(reference_run, tmp_path):
 
 
 def test_summary_recomputed_from_rounds_with_pandas(reference_run):
-    df = R.read_rounds(reference_run.out)
+    df = read_rounds(reference_run.out)
     long = pd.concat([
         pd.DataFrame({"agent": df[f"agent_{s}"].astype(str), "seat": s,
                       "penalty": df[f"penalty_{s}"].astype(float),
@@ -179,7 +183,7 @@ def test_summary_recomputed_from_rounds_with_pandas(reference_run):
     expect = long.groupby("agent").agg(rounds=("penalty", "size"), wins=("won", "sum"),
                                        mean_penalty=("penalty", "mean"))
     by_seat = long.groupby(["agent", "seat"])["won"].mean().unstack()
-    summary = R.read_summary(reference_run.out)
+    summary = read_summary(reference_run.out)
     rows = summary[summary["opponent"].isna()].set_index("agent")
     assert set(rows.index) == set(reference_run.plan.labels)
     for agent, e in expect.iterrows():
@@ -221,13 +225,13 @@ def test_tallies_from_the_workers_equal_a_tally_of_the_rows(mode, tmp_path):
     names = res.plan.labels
     n_deals = res.plan.schedule.groups
     direct = Tally.for_deals(len(names), 2, n_deals)
-    for part, (codes, pen, winner) in zip(R.parts(out), R.iter_codes(out, names)):
+    for part, (codes, pen, winner) in zip(RunReader(out).parts(), RunReader(out).codes(names=names)):
         t = pq.read_table(part, columns=["group", "lineup"])
         direct.add_rounds(t.column("group").to_numpy(), codes, pen, winner,
                           count_deals=t.column("lineup")[0].as_py() == 0)
     if mode == "matches":
-        for part, (codes, total, winners) in zip(R.parts(out, R.MATCHES_DIR),
-                                                 R.iter_codes(out, names, R.MATCHES_DIR, "total_")):
+        for part, (codes, total, winners) in zip(RunReader(out).parts(layout.MATCHES),
+                                                 RunReader(out).codes(layout.MATCHES, "total_", names=names)):
             t = pq.read_table(part, columns=["group", "lineup"])
             direct.add_matches(t.column("group").to_numpy(), codes, total, winners,
                                count_deals=t.column("lineup")[0].as_py() == 0)
@@ -242,22 +246,22 @@ def test_tallies_from_the_workers_equal_a_tally_of_the_rows(mode, tmp_path):
                 assert np.array_equal(np.pad(a, ((0, 0), (0, nb - a.shape[1]))),
                                       np.pad(b, ((0, 0), (0, nb - b.shape[1])))), name
 
-    for got in (res.tally, R.run_tally(out, names, 2)[0]):
+    for got in (res.tally, RunReader(out).tally(names, 2)[0]):
         same(got, direct)
     # strip the stored tallies from two parts (and damage a third), as an older kc-sim wrote
     # them (and their hashes from the manifest, which it did not record either): the fallback
     # tallies their rows
-    manifest, ps = R.read_manifest(out), R.parts(out)
+    manifest, ps = read_manifest_json(out), RunReader(out).parts()
     for p, entry in zip(ps[:2], manifest["chunks"]):
         t = pq.read_table(p)
-        assert R.TALLY_KEY.encode() in t.schema.metadata
+        assert TALLY_KEY.encode() in t.schema.metadata
         pq.write_table(t.replace_schema_metadata({}), p)
         del entry["parts"]
     t = pq.read_table(ps[2])
-    pq.write_table(t.replace_schema_metadata({R.TALLY_KEY: '{"format": 2, "sums": 7}'}), ps[2])
+    pq.write_table(t.replace_schema_metadata({TALLY_KEY: '{"format": 2, "sums": 7}'}), ps[2])
     del manifest["chunks"][2]["parts"]
-    R.write_json_atomic(manifest, out / R.MANIFEST_FILE)
-    mixed, n = R.run_tally(out, names, 2)
+    write_json(manifest, out / layout.MANIFEST_FILE)
+    mixed, n = RunReader(out).tally(names, 2)
     assert n == res.rounds
     same(mixed, direct)
 
@@ -268,8 +272,8 @@ def test_matches_and_records(tmp_path):
     out = tmp_path / "m"
     res = run_tournament(AGENTS[:2], matches=60, rules="match=rounds:3", chunk_size=20, jobs=1,
                          out=out, records=3, quiet=True)
-    matches = R.read_matches(out)
-    rounds = R.read_rounds(out)
+    matches = read_matches(out)
+    rounds = read_rounds(out)
     assert len(matches) == res.units == 60 and len(rounds) == 180 and res.rounds == 180
     per_match = rounds.groupby("match")["match_round"].agg(list)
     assert list(per_match.index) == list(range(60)) and all(list(x) == [0, 1, 2] for x in per_match)
@@ -278,12 +282,12 @@ def test_matches_and_records(tmp_path):
     assert (totals["penalty_0"].to_numpy() == m["total_0"].to_numpy()).all()
     best = np.minimum(m["total_0"], m["total_1"])
     assert ((m["total_0"] == best) == m["win_0"]).all()
-    summary = R.read_summary(out)
+    summary = read_summary(out)
     assert summary["matches"].sum() == 120 and "match_win_rate" in summary
     # the first round of both seatings of the first deal are recorded, and they check out
-    n, problems = check_file(out / R.RECORDS_FILE)
+    n, problems = check_file(out / layout.RECORDS_FILE)
     assert n == 3 and not problems
-    recs = [json.loads(x) for x in (out / R.RECORDS_FILE).read_text().splitlines()]
+    recs = [json.loads(x) for x in (out / layout.RECORDS_FILE).read_text().splitlines()]
     assert recs[0]["seed"] == int(rounds["seed"].iloc[0]) and recs[0]["players"] == [
         str(rounds["agent_0"].iloc[0]), str(rounds["agent_1"].iloc[0])]
 
@@ -337,7 +341,7 @@ def test_tournament_command_prints_table_and_files(tmp_path):
     assert result.exit_code == 0, result.output
     assert "win rate [95% CI]" in result.output and "400 rounds in" in result.output
     assert str(out / "summary.parquet") in result.output
-    manifest = R.read_manifest(out)
+    manifest = read_manifest_json(out)
     assert manifest["command"] == f"kc-sim tournament --agents random,random --rounds 400 --rules classic " \
         f"--seed 0 --jobs 1 --out {out}"
     assert "numba" in manifest["versions"]
@@ -350,7 +354,7 @@ def test_bench_agent_against_baselines(tmp_path):
                                          "--jobs", "1", "--out", str(tmp_path / "b"), "--quiet"])
     assert result.exit_code == 0, result.output
     assert "penalty diff" in result.output
-    df = R.read_rounds(tmp_path / "b")
+    df = read_rounds(tmp_path / "b")
     assert len(df) == 1200 and set(df["lineup"]) == {0, 1}
     first = builtin_agents()[AGENTS[0]].name
     assert ((df["agent_0"].astype(str) == first) | (df["agent_1"].astype(str) == first)).all()

@@ -9,7 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from kc_sim.cli import root
-from kc_sim.tournament import results as R
+from kc_sim.runs import RunReader
+from kc_sim.runs.manifest import read_manifest_json
+from kc_sim.tournament import run as run_module
 from kc_sim.tournament.run import run_tournament
 from tests.helpers.storing import ImportNotOver
 
@@ -18,7 +20,7 @@ DECIDES = dict(agents=["greedy", "random"], players=2, rounds=400_000, chunk_siz
 
 
 def _parts(out):
-    return {p.name: pq.read_table(p) for p in R.parts(out)}
+    return {p.name: pq.read_table(p) for p in RunReader(out).parts()}
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +29,7 @@ def decided(tmp_path_factory):
 
 
 def test_a_real_difference_stops_early_and_says_why(decided):
-    man = R.read_manifest(decided.out)
+    man = read_manifest_json(decided.out)
     stop = man["stop"]
     assert decided.units < 400_000 and decided.units == sum(c["rounds"] for c in man["chunks"]
                                                             if c["state"] == "done")
@@ -35,7 +37,7 @@ def test_a_real_difference_stops_early_and_says_why(decided):
     assert decided.stop.startswith("decided: greedy vs random") and "excludes 0.5" in decided.stop
     states = [c["state"] for c in man["chunks"]]
     assert states == ["done"] * stop["blocks"] + ["skipped"] * (len(states) - stop["blocks"])
-    assert len(R.parts(decided.out)) == stop["blocks"]            # nothing beyond the stop is kept
+    assert len(RunReader(decided.out).parts()) == stop["blocks"]            # nothing beyond the stop is kept
     assert decided.tally.count("pair", 0 * 2 + 1) == decided.units
 
 
@@ -45,11 +47,11 @@ def test_the_stop_does_not_depend_on_workers_or_backend(decided, tmp_path, backe
     assert res.stop == decided.stop and res.units == decided.units
     got, want = _parts(res.out), _parts(decided.out)
     assert got.keys() == want.keys() and all(got[k].equals(want[k]) for k in want)
-    assert R.read_manifest(res.out)["stop"] == R.read_manifest(decided.out)["stop"]
+    assert read_manifest_json(res.out)["stop"] == read_manifest_json(decided.out)["stop"]
 
 
 def test_the_stop_is_the_same_when_the_results_wait_for_the_import(decided, tmp_path, monkeypatch):
-    monkeypatch.setattr(R, "import_in_background", ImportNotOver)      # every result waits to the end
+    monkeypatch.setattr(run_module, "import_in_background", ImportNotOver)      # every result waits to the end
     res = run_tournament(**DECIDES, jobs=1, out=tmp_path / "waited")
     assert res.stop == decided.stop and res.units == decided.units
     got, want = _parts(res.out), _parts(decided.out)
@@ -64,7 +66,7 @@ def test_an_interrupted_run_resumes_to_the_same_stop(decided, tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         run_tournament(**DECIDES, jobs=1, out=out, on_chunk=interrupt)
-    assert "stop" not in R.read_manifest(out)
+    assert "stop" not in read_manifest_json(out)
     res = run_tournament(**DECIDES, jobs=2, out=out)
     assert res.stop == decided.stop and res.units == decided.units and res.resumed_chunks == 1
     again = run_tournament(**DECIDES, jobs=2, out=out)              # finished: nothing more is played
@@ -75,13 +77,13 @@ def test_an_undecided_pair_runs_to_the_maximum(tmp_path):
     res = run_tournament(["random:1", "random:2"], players=2, rounds=6_000, chunk_size=2_000, seed=1,
                          until="decided", out=tmp_path / "aa", quiet=True, jobs=1)
     assert res.units == 6_000 and res.stop.startswith("maximum size reached; undecided: ")
-    assert R.read_manifest(res.out)["stop"]["pairs"][0]["status"] == "open"
+    assert read_manifest_json(res.out)["stop"]["pairs"][0]["status"] == "open"
 
 
 def test_precision_decides_a_pair_that_does_not_separate(tmp_path):
     res = run_tournament(["greedy", "greedy"], players=2, rounds=200_000, chunk_size=2_000, seed=1,
                          until="decided", precision="2pp", out=tmp_path / "prec", quiet=True, jobs=1)
-    pair = R.read_manifest(res.out)["stop"]["pairs"][0]
+    pair = read_manifest_json(res.out)["stop"]["pairs"][0]
     assert pair["status"] == "precise" and (pair["hi"] - pair["lo"]) / 2 <= 0.02
     assert res.units < 200_000 and "half-width" in res.stop
 

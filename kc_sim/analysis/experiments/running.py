@@ -29,7 +29,7 @@ from kc_sim.analysis.experiments.stopping import read_stop
 from kc_sim.analysis.plots import plot_all
 from kc_sim.errors import UserError
 from kc_sim.tournament import check_run_folder, make_plan, run_tournament
-from kc_sim.tournament.results import read_manifest
+from kc_sim.runs import read_manifest
 from kc_sim.tournament.stopping import parse_until
 
 
@@ -55,7 +55,7 @@ def _finished(folder: Path) -> bool:
         m = read_manifest(folder)
     except (OSError, ValueError):
         return False
-    return bool(m.get("finished")) and "stop" in m
+    return m.finished and m.stop is not None
 
 
 def _describe(spec: RunSpec) -> str:

@@ -22,7 +22,7 @@ the findings report:
   of looking after every block (the anytime-valid interval is about 2.2x as wide as the
   normal one at the same size).
 
-The stop of a repeat is read from its manifest (``manifest["stop"]``). The per-deal sd is
+The stop of a repeat is read from its manifest (its ``stop``). The per-deal sd is
 recomputed by replaying the stopping rule over the repeat's stored parts, block by block in
 chunk-index order as the run took them (:func:`replay`: one block in memory at a time), which
 also checks that the parts give the interval the manifest recorded.
@@ -43,9 +43,9 @@ from kc_sim.analysis.text import fmt_num, fmt_pct
 from kc_sim.errors import UserError
 from kc_sim.sequential import StopRule, fixed_n_for_halfwidth, normal_quantile_two_sided
 from kc_sim.stats import pair_deal_scores, wilson_scalar
-from kc_sim.tournament import results
+from kc_sim.runs import PairStop, RunReader, Until, layout, read_manifest
+from kc_sim.runs.schema import AGENT, PENALTY, agent_codes, seat_names
 from kc_sim.tournament.plan import DEFAULT_ROUNDS
-from kc_sim.tournament.schema import AGENT, PENALTY, seat_names
 from kc_sim.tournament.stopping import DEFAULT_ALPHA, meeting_pairs
 
 #: the stop kinds, in table order
@@ -62,14 +62,14 @@ class Stop:
     deals: int                  # deals the stopping rule saw
     reason: str                 # the one-line reason of the run's last line
     kind: str                   # one of STOP_KINDS
-    pairs: tuple[dict, ...]     # manifest["stop"]["pairs"]: agents, deals, mean, lo, hi, status
+    pairs: tuple[PairStop, ...]  # each pair at the stop: agents, deals, mean, lo, hi, status
     alpha: float
     precision: float | None
 
     @property
     def separated(self) -> bool:
         """Whether any pair was declared separated (for an A/A run: a false decision)."""
-        return any(p["status"] == "separated" for p in self.pairs)
+        return any(p.status == "separated" for p in self.pairs)
 
     @property
     def alpha_pair(self) -> float:
@@ -84,12 +84,12 @@ class Stop:
 def read_stop(folder, seed: int | None = None) -> Stop:
     """The :class:`Stop` of a finished run folder played with ``until``."""
     folder = Path(folder)
-    m = results.read_manifest(folder)
-    stop, until = m.get("stop"), m["config"].get("until")
+    m = read_manifest(folder)
+    stop, until = m.stop, m.config.until
     if stop is None or until is None:
         raise UserError(f"{folder}: the run has no early stop recorded (played without until, or not finished)")
-    statuses = {p["status"] for p in stop["pairs"]}
-    if stop["reason"].startswith("maximum size"):
+    statuses = {p.status for p in stop.pairs}
+    if stop.reason.startswith("maximum size"):
         kind = "maximum size"
     elif statuses == {"separated"}:
         kind = "separated"
@@ -97,9 +97,9 @@ def read_stop(folder, seed: int | None = None) -> Stop:
         kind = "precise"
     else:
         kind = "separated + precise"
-    rounds = int(m.get("rounds", m.get("units_done", 0)))
-    return Stop(folder, m["config"]["seed"] if seed is None else seed, rounds, int(stop["deals"]), stop["reason"],
-                kind, tuple(stop["pairs"]), float(until.get("alpha") or DEFAULT_ALPHA), until.get("precision"))
+    rounds = m.rounds if m.rounds is not None else m.units_done
+    return Stop(folder, m.config.seed if seed is None else seed, rounds, stop.deals, stop.reason, kind, stop.pairs,
+                until.alpha, until.precision)
 
 
 @dataclass(frozen=True)
@@ -123,28 +123,24 @@ def replay(folder) -> list[PairReplay]:
     parts of a run, block by block in chunk-index order (block ``b`` = chunks ``b L ..
     b L + L - 1`` for ``L`` line-ups), exactly as the run fed it; one block is read at a time,
     so memory does not grow with the run. Returns every meeting pair's sequence."""
-    import pyarrow.parquet as pq  # lazy: as in kc_sim.tournament.results
-
-    folder = Path(folder)
-    m = results.read_manifest(folder)
-    cfg = m["config"]
-    until = cfg.get("until") or {}
-    labels, k = cfg["labels"], int(cfg["players"])
-    n_lineups = len(cfg["lineups"])
-    pairs = meeting_pairs(cfg["lineups"])
-    rule = StopRule(pairs, until.get("alpha") or DEFAULT_ALPHA, until.get("precision"))
+    reader = RunReader(folder)
+    cfg = reader.manifest.config
+    until = cfg.until or Until()
+    labels, k = list(cfg.labels), cfg.players
+    n_lineups = len(cfg.lineups)
+    pairs = meeting_pairs(cfg.lineups)
+    rule = StopRule(pairs, until.alpha, until.precision)
     index_of = {name: i for i, name in enumerate(labels)}
-    done = sorted(c["index"] for c in m["chunks"] if c["state"] == "done")
+    done = sorted(c.index for c in reader.manifest.done_chunks())
     blocks: dict[int, list[int]] = {}
     for i in done:
         blocks.setdefault(i // n_lineups, []).append(i)
     for b in sorted(blocks):
         group, agents, values = [], [], []
         for i in blocks[b]:
-            t = pq.read_table(folder / results.ROUNDS_DIR / results.part_name(i),
-                              columns=["group", *seat_names(AGENT, k), *seat_names(PENALTY, k)])
+            t = reader.table(layout.ROUNDS, i, ["group", *seat_names(AGENT, k), *seat_names(PENALTY, k)])
             group.append(t.column("group").to_numpy())
-            agents.append(np.stack([results.agent_codes(t.column(f"{AGENT}{s}"), index_of) for s in range(k)], 1))
+            agents.append(np.stack([agent_codes(t.column(f"{AGENT}{s}"), index_of) for s in range(k)], 1))
             values.append(np.stack([t.column(f"{PENALTY}{s}").fill_null(-1).to_numpy() for s in range(k)], 1))
         _, scores, _ = pair_deal_scores(np.concatenate(group), np.concatenate(agents), np.concatenate(values),
                                         rule.pairs)
@@ -213,10 +209,10 @@ def compare_fixed(stop: Stop) -> Compared:
         ok = p.deals >= 2 and math.isfinite(p.sd) and p.half_width > 0
         fixed.append(fixed_n_for_halfwidth(p.sd, p.half_width, stop.alpha_pair) * rpd if ok else math.nan)
         default_hw.append(z * p.sd / math.sqrt(DEFAULT_ROUNDS / rpd) if ok else math.nan)
-    recorded = {tuple(p["agents"]): p for p in stop.pairs}
+    recorded = {p.agents: p for p in stop.pairs}
     consistent = all(
-        tuple(p.agents) in recorded and recorded[tuple(p.agents)]["deals"] == p.deals
-        and abs(recorded[tuple(p.agents)]["lo"] - p.lo) < 1e-9 and abs(recorded[tuple(p.agents)]["hi"] - p.hi) < 1e-9
+        tuple(p.agents) in recorded and recorded[tuple(p.agents)].deals == p.deals
+        and abs(recorded[tuple(p.agents)].lo - p.lo) < 1e-9 and abs(recorded[tuple(p.agents)].hi - p.hi) < 1e-9
         for p in pairs)
     return Compared(stop, tuple(pairs), max(fixed) if fixed else math.nan,
                     max(default_hw) if default_hw else math.nan, consistent)
@@ -270,7 +266,7 @@ def stopping_section(exp, specs, run_dirs: dict):
             single.append([s.name, stops[0].reason])
         if s.name in exp.aa:
             f = false_decisions(stops, alpha)
-            mean = _mean_of_repeats([p["mean"] for st in stops for p in st.pairs])
+            mean = _mean_of_repeats([p.mean for st in stops for p in st.pairs])
             aa_rows.append([s.name, agents, f"{f['n']:,}", f"{alpha:g}", _stops_text(stops), f"{f['false']:,}",
                             fmt_pct(f["rate"], f["lo"], f["hi"], digits=2), f["verdict"], _spread(rounds),
                             fmt_num(*mean, digits=4)])
@@ -288,7 +284,7 @@ def stopping_section(exp, specs, run_dirs: dict):
         for p_index, pair in enumerate(compared[0].pairs):
             a, b = pair.agents
             scores = [c.pairs[p_index].mean for c in compared]
-            ahead = [c.stop.pairs[p_index]["status"] == "separated" for c in compared]
+            ahead = [c.stop.pairs[p_index].status == "separated" for c in compared]
             a_ahead = sum(x and c.pairs[p_index].mean > 0.5 for x, c in zip(ahead, compared))
             b_ahead = sum(x and c.pairs[p_index].mean < 0.5 for x, c in zip(ahead, compared))
             hw = [c.pairs[p_index].half_width for c in compared]
