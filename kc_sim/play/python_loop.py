@@ -54,6 +54,7 @@ from kc_sim.play.observation import (
     view_buffer,
 )
 from kc_sim.play.seat import SeatedAgents, SeatFault
+from kc_sim.play.watchdog import rounds_in_play
 from kc_sim.records.format import make_record, turns_from_log
 
 __all__ = ["PythonLoop", "begin", "step", "OVER", "ILLEGAL", "NOT_ACTION"]
@@ -158,6 +159,7 @@ class PythonLoop:
         self._begin, self._step = entry_points()
         self._seated: list | None = None     # the seat map the block's view table is set for
         self._bufs: list = []                # view buffers by round seat (None: not a Python seat)
+        self._in_play = rounds_in_play()     # where a round is registered while it plays (the watchdog reads it)
 
     def _seat(self, seat_map: list) -> None:
         """Point the block's view table at the view buffers of the Python agents' match
@@ -182,7 +184,15 @@ class PythonLoop:
     def play(self, seed: int, k: int, dealer: int, seat_map, scores: tuple) -> None:
         """Play one round (round seat s is match seat ``seat_map[s]``, ``scores`` the match
         totals by round seat). A fault raises SeatFault, the state and log left as they
-        were at the fault."""
+        were at the fault. The round is registered while it plays
+        (:class:`~kc_sim.play.watchdog.RoundsInPlay`), so a watchdog can see its decisions."""
+        token = self._in_play.enter(self, seed)
+        try:
+            self._round(seed, k, dealer, seat_map, scores)
+        finally:
+            self._in_play.leave(token)
+
+    def _round(self, seed: int, k: int, dealer: int, seat_map, scores: tuple) -> None:
         addr, rules, agents, step_at, st = self.addr, self.rules, self.agents, self._step, self.st
         seated = list(seat_map)
         if seated != self._seated:

@@ -1,9 +1,10 @@
 """Tournaments: the schedule of deals and seatings (``schedule``), the configuration
-(``plan``), the column schema of the parquet parts (``schema``), what a worker plays
-(``worker``), the backends (``backends``), the run folder with its lock, verified parts and
-resuming (``run_folder``, ``results``), game records (``game_records``), the run itself
-(``run``), and its faults: the stall watchdog (``watch``, ``rederive``), processes that die
-with their parent (``lifeline``) and the command's supervisor (``supervise``)."""
+(``plan``), sizes (``sizes``), the column schema of the parquet parts (``schema``), what a
+worker plays (``worker``) and starting workers early (``early``), the run folder with its
+lock, verified parts and resuming (``run_folder``, ``results``), game records
+(``game_records``), the run itself (``run``), and the stalled round of a stuck process
+found again (``rederive``). The processes a run plays in, and their watchdog and
+supervisor, are :mod:`kc_sim.processes`."""
 
 from kc_sim._lazy import lazy_exports
 
