@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import threading
 from dataclasses import dataclass
 
 from kc_sim.core import layout
@@ -69,34 +68,20 @@ class Pending:
 
 
 class RoundsInPlay:
-    """Which Python loop each thread is playing a round in, and the round's seed: the loop
-    registers the round as it starts it (:meth:`enter`) and removes it as the round ends,
-    however it ends (:meth:`leave`); the watchdog reads it from its own thread (:meth:`get`).
-    A round played inside another's decision (an agent that plays a game itself) is
-    registered over it, and the outer round is back once it ends."""
+    """Which Python loop each thread is playing a round in, and the round's seed:
+    :attr:`by_thread` maps a thread id to ``(loop, seed)``. The loop sets its entry as it
+    starts a round and removes it as the round ends, however it ends (inline in
+    :meth:`kc_sim.play.python_loop.PythonLoop.play`: a dictionary entry, the cheapest
+    registration there is, once per round); the watchdog reads it from its own thread
+    (:meth:`get`). A round played inside another's decision (an agent that plays a game
+    itself) is set over the outer round's entry, which it puts back as it ends."""
 
     def __init__(self):
-        self._by_thread: dict[int, tuple] = {}
-
-    def enter(self, loop, seed: int) -> tuple:
-        """The calling thread starts a round of ``loop``: a token for :meth:`leave`."""
-        tid = threading.get_ident()
-        by_thread = self._by_thread
-        token = (tid, by_thread.get(tid))
-        by_thread[tid] = (loop, seed)
-        return token
-
-    def leave(self, token: tuple) -> None:
-        """The round of :meth:`enter` (its ``token``) ended."""
-        tid, outer = token
-        if outer is None:
-            self._by_thread.pop(tid, None)
-        else:
-            self._by_thread[tid] = outer
+        self.by_thread: dict[int, tuple] = {}
 
     def get(self, thread_id: int) -> tuple | None:
         """``(loop, seed)`` of the round thread ``thread_id`` is playing, or None."""
-        return self._by_thread.get(thread_id)
+        return self.by_thread.get(thread_id)
 
 
 @functools.cache
