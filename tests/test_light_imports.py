@@ -20,11 +20,13 @@ CASES = [
     ("kc_sim.tournament.worker", "pandas"),
     ("kc_sim.tournament.worker", "distributed"),
     # kc-sim --help loads neither the core nor pandas, nor even numba: kc-sim tournament
-    # starts its workers before loading numba (kc_sim.tournament.pool)
+    # starts its workers before loading numba (kc_sim.tournament.early, kc_sim.processes.pool)
     ("kc_sim.cli", "kc_sim.core.loop"),
     ("kc_sim.cli", "pandas"),
     ("kc_sim.cli", "numba"),
-    ("kc_sim.tournament.pool", "numba"),
+    ("kc_sim.processes.pool", "numba"),
+    ("kc_sim.tournament.early", "numba"),
+    ("kc_sim.processes.supervise", "numba"),
 ]
 
 

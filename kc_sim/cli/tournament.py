@@ -20,7 +20,7 @@ from kc_sim import CACHE_DIR
 from kc_sim.analysis.text import fmt_num, fmt_pct
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
-from kc_sim.tournament.supervise import supervise
+from kc_sim.processes.supervise import supervise
 
 AgentsOpt = Annotated[str, typer.Option("--agents", help="agents, comma-separated: built-in names, "
                                         "package.module:Name or path/to/file.py:Name")]
@@ -58,6 +58,14 @@ MaxRoundsOpt = Annotated[Optional[int], typer.Option(
 AlphaOpt = Annotated[Optional[float], typer.Option(
     "--alpha", help="with --until: the chance of ever declaring a difference that is not there, over all "
     "pairs together (default 0.05)")]
+
+
+def _stalled(entry: dict, why: str):
+    """What the supervisor says when the run's process is stuck (``entry``: its watch file):
+    the stalled round, found by replaying its chunk (:func:`kc_sim.tournament.rederive.stalled`)."""
+    from kc_sim.tournament.rederive import stalled  # lazy: only now does the supervisor need the game
+
+    return stalled(entry, why)
 
 
 def until_size(until, rounds, max_rounds):
@@ -119,14 +127,12 @@ def tournament(
     """Play every line-up of the agents in every seating on duplicate deals; write
     parquet results, a summary and a manifest; resume an interrupted run."""
     started = process_start()
-    supervise()                 # the rest runs in a child this process watches (kc_sim.tournament.supervise)
-    from kc_sim.tournament.pool import (  # lazy: joblib; kc-sim --help needs none
-        release_workers,
-        start_early,
-    )
+    supervise(_stalled)          # the rest runs in a child this process watches (kc_sim.processes.supervise)
+    from kc_sim.tournament.early import run_pool, start_early  # lazy: joblib; kc-sim --help needs none
 
     rounds = until_size(until, rounds, max_rounds)
-    start_early(jobs, rounds, matches, backend)     # the workers start while this process imports and plans
+    pool = run_pool()
+    start_early(pool, jobs, rounds, matches, backend)     # the workers start while this process imports and plans
     # lazy: loads numba (~1.5 s); kc-sim --help must not
     from kc_sim.tournament.run import run_tournament
 
@@ -135,14 +141,12 @@ def tournament(
                        out=out, records=records or None, chunk_size=chunk_size,
                        seating=None if seating == "balanced" else seating, until=until, precision=precision,
                        max_rounds=max_rounds, alpha=alpha, quiet=quiet, decision_timeout=decision_timeout)
-    try:
+    with pool:                  # closed now, also after an error: left to the interpreter's exit it waits for them
         res = run_tournament(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
                              jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records,
                              chunk_size=chunk_size, seating=seating, until=until, precision=precision,
                              alpha=alpha, quiet=quiet, command=command, started=started, wait=wait,
-                             decision_timeout=decision_timeout)
-    finally:
-        release_workers()           # now, also after an error: left to the interpreter's exit it waits for them
+                             decision_timeout=decision_timeout, pool=pool)
     if not quiet:
         typer.echo(format_summary(res.summary))
     if len(res.plan.labels) >= 3:           # the leaderboard (kc_sim.analysis.leaderboard), saved in the run folder
@@ -332,10 +336,9 @@ def bench_agent(
     """Play an agent against each baseline, two seats, both seat orders on duplicate deals;
     print its win rate and mean penalty difference (agent minus baseline) with 95% intervals.
     With --until decided, stop as soon as every comparison is decided."""
-    supervise()                 # the rest runs in a child this process watches (kc_sim.tournament.supervise)
+    supervise(_stalled)          # the rest runs in a child this process watches (kc_sim.processes.supervise)
     # lazy: loads numba (~1.5 s); kc-sim --help must not
     from kc_sim.play.registry import load_agent, parse_agent_list
-    from kc_sim.tournament.pool import release_workers
     from kc_sim.tournament.run import run_tournament
 
     spec = load_agent(agent)
@@ -367,7 +370,6 @@ def bench_agent(
                                               out=out, until=until, precision=precision, max_rounds=max_rounds,
                                               alpha=alpha, quiet=quiet, decision_timeout=decision_timeout),
                              wait=wait, decision_timeout=decision_timeout)
-        release_workers()
         table = bench_table(res)
     typer.echo(format_bench(table, res.plan.labels[res.plan.named[0]]))
     typer.echo(final_line(res) if out is not None else final_line(res).rsplit(";", 1)[0])

@@ -31,6 +31,7 @@ is what a Python agent's rounds cost:
 from __future__ import annotations
 
 import sys
+from threading import get_ident
 
 import numba as nb
 import numpy as np
@@ -54,6 +55,7 @@ from kc_sim.play.observation import (
     view_buffer,
 )
 from kc_sim.play.seat import SeatedAgents, SeatFault
+from kc_sim.play.watchdog import rounds_in_play
 from kc_sim.records.format import make_record, turns_from_log
 
 __all__ = ["PythonLoop", "begin", "step", "OVER", "ILLEGAL", "NOT_ACTION"]
@@ -158,6 +160,7 @@ class PythonLoop:
         self._begin, self._step = entry_points()
         self._seated: list | None = None     # the seat map the block's view table is set for
         self._bufs: list = []                # view buffers by round seat (None: not a Python seat)
+        self._in_play = rounds_in_play().by_thread   # where a round is registered while it plays (the watchdog reads it)
 
     def _seat(self, seat_map: list) -> None:
         """Point the block's view table at the view buffers of the Python agents' match
@@ -182,7 +185,20 @@ class PythonLoop:
     def play(self, seed: int, k: int, dealer: int, seat_map, scores: tuple) -> None:
         """Play one round (round seat s is match seat ``seat_map[s]``, ``scores`` the match
         totals by round seat). A fault raises SeatFault, the state and log left as they
-        were at the fault."""
+        were at the fault. The round is registered while it plays
+        (:class:`~kc_sim.play.watchdog.RoundsInPlay`), so a watchdog can see its decisions."""
+        in_play, thread = self._in_play, get_ident()
+        outer = in_play.get(thread)                  # (a round played inside another's decision)
+        in_play[thread] = (self, seed)
+        try:
+            self._round(seed, k, dealer, seat_map, scores)
+        finally:
+            if outer is None:
+                del in_play[thread]
+            else:
+                in_play[thread] = outer
+
+    def _round(self, seed: int, k: int, dealer: int, seat_map, scores: tuple) -> None:
         addr, rules, agents, step_at, st = self.addr, self.rules, self.agents, self._step, self.st
         seated = list(seat_map)
         if seated != self._seated:

@@ -151,11 +151,14 @@ def max_match_rounds(rules: RuleSet, players: int) -> int:
 # --- rounds ----------------------------------------------------------------------------------
 
 def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: str = "auto",
-                loop_agents=None) -> np.ndarray:
+                loop_agents=None, _loop_class=None) -> np.ndarray:
     """One independent round per seed, ``agents`` by seat (AgentSpecs or names). Returns
     int64 rows with ``kc_sim.core.loop``'s C_* columns (C_MATCH and C_MATCH_ROUND are -1).
     A misbehaving agent raises :class:`AgentFault` after saving the round to ``fault_dir``.
-    ``loop_agents``: the agents the compiled loop is compiled for (default ``agents``)."""
+    ``loop_agents``: the agents the compiled loop is compiled for (default ``agents``).
+    ``_loop_class`` (internal): the Python loop class to play with, default
+    :class:`~kc_sim.play.python_loop.PythonLoop` (the replay of a stalled chunk passes a
+    subclass that shares its state with the process watching it)."""
     rules = parse_rules(rules)
     specs = load_agents(agents)
     players = len(specs)
@@ -165,7 +168,7 @@ def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: 
     if len(seeds) == 0:
         return out
     if not _engine(specs, engine):
-        _python_rounds(specs, seeds, rules, out, fault_dir)
+        _python_rounds(specs, seeds, rules, out, fault_dir, loop_class=_loop_class)
         return out
     play, pols = compiled_loop(specs, "rounds", loop_agents)
     codes = rules.codes()
@@ -183,14 +186,14 @@ def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: 
     if bad >= 0:
         # replay the faulty round through the Python loop: it raises the AgentFault
         _python_rounds(specs, seeds[bad:bad + 1], rules, np.zeros((1, loop.ROUND_COLS), dtype=np.int64),
-                       fault_dir, first_index=int(bad))
+                       fault_dir, first_index=int(bad), loop_class=_loop_class)
         raise unreproduced(specs, int(seeds[bad]), None if raised else out[bad])
     return out
 
 
-def _python_rounds(specs, seeds, rules, out, fault_dir, first_index: int = 0) -> None:
+def _python_rounds(specs, seeds, rules, out, fault_dir, first_index: int = 0, loop_class=None) -> None:
     players = len(specs)
-    python_loop = PythonLoop(specs, rules, fault_dir)
+    python_loop = (loop_class or PythonLoop)(specs, rules, fault_dir)
     python_loop.new_match()
     seat_map = list(range(players))
     seat_map_arr = np.arange(layout.MAX_SEATS, dtype=np.int64)
@@ -209,12 +212,12 @@ def _python_rounds(specs, seeds, rules, out, fault_dir, first_index: int = 0) ->
 # --- matches ---------------------------------------------------------------------------------
 
 def play_matches(agents, match_seeds, rules: RuleSet | str, match_base: int = 0, *, fault_dir=None,
-                 engine: str = "auto", loop_agents=None) -> tuple[np.ndarray, np.ndarray]:
+                 engine: str = "auto", loop_agents=None, _loop_class=None) -> tuple[np.ndarray, np.ndarray]:
     """One match per seed under ``rules.match`` (to_25, rounds:N, eliminate_25), ``agents``
     by match seat, the deal passing left after every round. Returns (round rows, match
     rows): round rows in order with C_* columns (C_MATCH = match_base + index), match rows
-    with M_* columns. A misbehaving agent raises :class:`AgentFault`. ``loop_agents``: as
-    for :func:`play_rounds`."""
+    with M_* columns. A misbehaving agent raises :class:`AgentFault`. ``loop_agents`` and
+    ``_loop_class``: as for :func:`play_rounds`."""
     rules = parse_rules(rules)
     specs = load_agents(agents)
     players = len(specs)
@@ -225,7 +228,7 @@ def play_matches(agents, match_seeds, rules: RuleSet | str, match_base: int = 0,
     if len(seeds) == 0:
         return np.zeros((0, loop.ROUND_COLS), dtype=np.int64), matches_out
     if not _engine(specs, engine):
-        return _python_matches(specs, seeds, rules, match_base, matches_out, fault_dir), matches_out
+        return _python_matches(specs, seeds, rules, match_base, matches_out, fault_dir, _loop_class), matches_out
     codes = rules.codes()
     bound = max_match_rounds(rules, players)
     per_call = max(1, _ROWS_PER_CALL // bound)
@@ -251,15 +254,15 @@ def play_matches(agents, match_seeds, rules: RuleSet | str, match_base: int = 0,
         if fault_m is not None:
             # replay the faulty match through the Python loop: it raises the AgentFault
             _python_matches(specs, seeds[fault_m:fault_m + 1], rules, match_base + fault_m,
-                            np.zeros((1, loop.MATCH_COLS), dtype=np.int64), fault_dir)
+                            np.zeros((1, loop.MATCH_COLS), dtype=np.int64), fault_dir, _loop_class)
             raise unreproduced(specs, int(seeds[fault_m]), fault_row)
         parts.append(buf[:n])
     return np.concatenate(parts), matches_out
 
 
-def _python_matches(specs, seeds, rules, match_base, matches_out, fault_dir) -> np.ndarray:
+def _python_matches(specs, seeds, rules, match_base, matches_out, fault_dir, loop_class=None) -> np.ndarray:
     players = len(specs)
-    python_loop = PythonLoop(specs, rules, fault_dir)
+    python_loop = (loop_class or PythonLoop)(specs, rules, fault_dir)
     rows = []
     out = np.zeros((1, loop.ROUND_COLS), dtype=np.int64)
     seat_map_arr = np.zeros(layout.MAX_SEATS, dtype=np.int64)

@@ -1,10 +1,11 @@
 """Seeing a Python agent's decision take too long, and stopping it, at no cost per decision.
 
 The Python loop (:class:`kc_sim.play.python_loop.PythonLoop`) is watched from another
-thread, a few times a second (:func:`pending_decision`): the frame of ``PythonLoop.play``
-the playing thread is in, and that loop's round state - turns, actions, the event log's
-length - which changes at every decision. Nothing is added to the loop itself: no counter,
-no clock, no system call per decision.
+thread, a few times a second (:func:`pending_decision`): the loop the playing thread is
+playing a round in - each loop registers the round it plays, and its seed, with this
+process's :class:`RoundsInPlay` (once per round: a dictionary entry set and removed) - and
+that loop's round state - turns, actions, the event log's length - which changes at every
+decision. Nothing is added per decision: no counter, no clock, no system call.
 
 A decision that has left the state unchanged past its limit is stopped by raising
 :class:`AgentStalled` in the playing thread (:func:`stop_decision`, CPython's
@@ -14,19 +15,19 @@ and the runner into an :class:`~kc_sim.play.faults.AgentFault` with the round's 
 record saved - the path of any agent that raises. An exception is raised only where Python
 code runs: a decision stuck in compiled or C code (a numba loop, a call that never returns)
 keeps the state unchanged after it; the caller sees that and has the process killed from
-outside (see :mod:`kc_sim.tournament.watch`).
+outside (see :mod:`kc_sim.processes.watch`).
 """
 
 from __future__ import annotations
 
 import ctypes
-import sys
+import functools
 from dataclasses import dataclass
 
 from kc_sim.core import layout
 from kc_sim.errors import UserError
 
-__all__ = ["AgentStalled", "Pending", "pending_decision", "stop_decision"]
+__all__ = ["AgentStalled", "Pending", "RoundsInPlay", "pending_decision", "rounds_in_play", "stop_decision"]
 
 
 class AgentStalled(UserError):
@@ -66,28 +67,42 @@ class Pending:
     seed: int | None
 
 
-_PLAY: list = []            # PythonLoop.play's code object, on first use
+class RoundsInPlay:
+    """Which Python loop each thread is playing a round in, and the round's seed:
+    :attr:`by_thread` maps a thread id to ``(loop, seed)``. The loop sets its entry as it
+    starts a round and removes it as the round ends, however it ends (inline in
+    :meth:`kc_sim.play.python_loop.PythonLoop.play`: a dictionary entry, the cheapest
+    registration there is, once per round); the watchdog reads it from its own thread
+    (:meth:`get`). A round played inside another's decision (an agent that plays a game
+    itself) is set over the outer round's entry, which it puts back as it ends."""
+
+    def __init__(self):
+        self.by_thread: dict[int, tuple] = {}
+
+    def get(self, thread_id: int) -> tuple | None:
+        """``(loop, seed)`` of the round thread ``thread_id`` is playing, or None."""
+        return self.by_thread.get(thread_id)
+
+
+@functools.cache
+def rounds_in_play() -> RoundsInPlay:
+    """This process's rounds in play (one registry, made on first use)."""
+    return RoundsInPlay()
 
 
 def pending_decision(thread_id: int) -> Pending | None:
-    """The decision thread ``thread_id`` is in, if it is inside ``PythonLoop.play`` (else
-    None: between rounds, in the compiled loop, not playing)."""
-    if not _PLAY:
-        from kc_sim.play.python_loop import PythonLoop  # lazy: that module imports the seat driver, which imports this
-        _PLAY.append(PythonLoop.play.__code__)
-    frame = sys._current_frames().get(thread_id)
-    while frame is not None and frame.f_code is not _PLAY[0]:
-        frame = frame.f_back
-    if frame is None:
+    """The decision thread ``thread_id`` is in, if it is playing a round of the Python loop
+    (else None: between rounds, in the compiled loop, not playing)."""
+    got = rounds_in_play().get(thread_id)
+    if got is None:
         return None
-    local = frame.f_locals
-    loop, seed = local.get("self"), local.get("seed")
+    loop, seed = got
     try:
         st, log, agents = loop.st, loop.log, loop.agents
         seat = int(st[layout.SEAT])
         key = (id(loop), seed, int(st[layout.TURNS]), int(st[layout.ACTIONS]), int(st[layout.DONE]), int(log[0]))
         agent = agents.name(seat) if seat < len(agents.seat_map) else None
-    except (AttributeError, IndexError, TypeError):     # the frame is just starting or ending
+    except (AttributeError, IndexError, TypeError):     # the round is just starting or ending
         return None
     return Pending(key, agent, seat, seed)
 

@@ -1,9 +1,9 @@
 """Tournaments: the schedule of deals and seatings (``schedule``), the configuration
-(``plan``), what a worker plays (``worker``), the backends (``backends``), game records
-(``game_records``), early stopping (``stopping``), the run itself (``run``), and its faults:
-the stall watchdog (``watch``, ``rederive``), processes that die with their parent
-(``lifeline``) and the command's supervisor (``supervise``). The run folder it writes is
-:mod:`kc_sim.runs`."""
+(``plan``), sizes (``sizes``), what a worker plays (``worker``) and starting workers early
+(``early``), game records (``game_records``), early stopping (``stopping``), the run itself
+(``run``), and the stalled round of a stuck process found again (``rederive``). The run
+folder it writes is :mod:`kc_sim.runs`; the processes a run plays in, and their watchdog
+and supervisor, are :mod:`kc_sim.processes`."""
 
 from kc_sim._lazy import lazy_exports
 

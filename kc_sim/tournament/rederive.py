@@ -2,46 +2,41 @@
 
 A process stuck in compiled or C code (a compiled policy that never returns, an agent in a
 call that never ends) cannot say where it is, and is killed from outside
-(:mod:`kc_sim.tournament.watch`). :func:`stalled` then replays its chunk in a child
-process, through the Python loop (:mod:`kc_sim.play.python_loop`: compiled seats too are
-called one decision at a time), with the round state and event log of every loop kept in
-a file both processes map, and the seed, round and seat map of the round in play beside
-them. The child stops a Python-level stall itself (its own watchdog: the usual fault, with
-the round's record). When a decision leaves the shared state unchanged past the limit,
-this process kills the child and reads the state it left: the seed, the round, the seat to
-act and its agent, the turns so far - and saves the round's game record like any fault's.
+(:mod:`kc_sim.processes.watch`). :func:`stalled` then replays its chunk in a child
+process (:func:`kc_sim.processes.rederive.run_watched`: the generic part, a child sharing
+an int64 block with this one, watched for progress and killed past a limit), through the
+Python loop (:mod:`kc_sim.play.python_loop`: compiled seats too are called one decision at
+a time), with the round state and event log of every loop kept in the shared block, and
+the seed, round and seat map of the round in play beside them (this module: the
+chunk-specific part). The child stops a Python-level stall itself (its own watchdog: the
+usual fault, with the round's record). When a decision leaves the shared state unchanged
+past the limit, this process kills the child and reads the state it left: the seed, the
+round, the seat to act and its agent, the turns so far - and saves the round's game record
+like any fault's.
 
-Run as ``python -m kc_sim.tournament.rederive SHARED`` for the child's side (:func:`_child`).
+Run as ``python -m kc_sim.tournament.rederive SHARED RESULT`` for the child's side (:func:`_child`).
 """
 
 from __future__ import annotations
 
-import json
-import mmap
 import multiprocessing
 import os
 import pickle
-import subprocess
-import sys
-import tempfile
-import time
 from dataclasses import asdict, replace
-from pathlib import Path
-
-import numpy as np
 
 from kc_sim.core import layout
 from kc_sim.errors import UserError
-from kc_sim.tournament.watch import GRACE, DEFAULT_DECISION_TIMEOUT
+from kc_sim.processes.rederive import READY, child_end, run_watched
+from kc_sim.processes.watchfile import DEFAULT_DECISION_TIMEOUT
 from kc_sim.tournament.worker import ChunkTask
 
 __all__ = ["stalled"]
 
-# the shared file: a header of int64 words, then the loop's memory block (state | log | ...)
-H_READY, H_LOOPS, H_MATCHES, H_ROUND, H_SEED, H_K, H_DEALER, H_MAP = range(8)
+# the shared block: a header of int64 words (the first is processes.rederive's READY), then
+# the loop's memory block (state | log | ...)
+H_READY = READY                 # set by the child once it has started
+H_LOOPS, H_MATCHES, H_ROUND, H_SEED, H_K, H_DEALER, H_MAP = range(READY + 1, READY + 8)
 HEADER = H_MAP + layout.MAX_SEATS
-#: seconds the child may take to start (import, load the agents and the compiled code)
-START_LIMIT = 120.0
 
 
 def _task(d: dict) -> ChunkTask:
@@ -82,28 +77,17 @@ def replay(task: ChunkTask, limit: float) -> UserError | None:
     from kc_sim.play import python_loop  # lazy: this process only needs it once a stall is found
 
     task = replace(task, engine="python", watch_dir=None, decision_timeout=limit)
-    size = 8 * (HEADER + python_loop.BLOCK_SIZE)
-    with tempfile.TemporaryDirectory(prefix="kc-sim-replay-") as tmp:
-        shared, result = Path(tmp) / "shared", Path(tmp) / "result"
-        shared.write_bytes(bytes(size))
-        try:
-            proc = subprocess.Popen([sys.executable, "-m", "kc_sim.tournament.rederive", str(shared), str(result)],
-                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        except OSError as e:
-            return UserError(f"cannot replay chunk {task.index} to find where it stalled: {e}")
-        with proc:
-            proc.stdin.write(json.dumps({"task": asdict(task), "parent": os.getpid()}).encode())
-            proc.stdin.close()
-            stuck = _watch_child(proc, shared, limit)
-            if stuck is not None:
-                proc.kill()
-                proc.wait()
-                view, waited = stuck
-                return _fault_at(task, view, limit, waited)
-        try:
-            return pickle.loads(result.read_bytes()) if result.exists() else None
-        except (OSError, pickle.UnpicklingError, EOFError):
-            return None
+    try:
+        out = run_watched("kc_sim.tournament.rederive", asdict(task), HEADER + python_loop.BLOCK_SIZE, _progress,
+                          limit)
+    except OSError as e:
+        return UserError(f"cannot replay chunk {task.index} to find where it stalled: {e}")
+    if out.block is not None:
+        return _fault_at(task, out.block, limit, out.waited)
+    try:
+        return pickle.loads(out.result) if out.result is not None else None
+    except (pickle.UnpicklingError, EOFError):
+        return None
 
 
 def _progress(view) -> tuple:
@@ -112,28 +96,6 @@ def _progress(view) -> tuple:
     b = view[HEADER:]
     return (int(view[H_LOOPS]), int(view[H_MATCHES]), int(view[H_ROUND]), int(b[layout.TURNS]),
             int(b[layout.ACTIONS]), int(b[layout.DONE]), int(b[B_LOG]))
-
-
-def _watch_child(proc, shared: Path, limit: float):
-    """Wait for the child; once a decision has been stuck past ``limit``, the shared state
-    (a copy) and the seconds it was stuck (the child is then to be killed); None when the
-    child ended."""
-    t0 = time.monotonic()
-    key, since = None, t0
-    while proc.poll() is None:
-        time.sleep(0.05)
-        now = time.monotonic()
-        view = np.fromfile(shared, dtype=np.int64)     # what the child's loop wrote last (the file's pages)
-        if not view[H_READY]:
-            if now - t0 > START_LIMIT:
-                return None
-            continue
-        k = _progress(view)
-        if k != key:
-            key, since = k, now
-        elif now - since > limit + GRACE:        # (the child stops a Python-level stall itself within the limit)
-            return view, now - since
-    return None
 
 
 def _fault_at(task: ChunkTask, view, limit: float, waited: float) -> UserError:
@@ -194,27 +156,20 @@ def _shared_loop(view):
 
 
 def _child() -> None:
-    """Replay the chunk read from stdin with the loops' state in the shared file; write the
-    fault it stops at (pickled) to the result file."""
-    from kc_sim.play import runner
-    from kc_sim.tournament.lifeline import die_with_parent
+    """Replay the chunk given on stdin with the loops' state in the shared block (every loop
+    of this process shares it: the loop class is passed down to the runner); write the fault
+    it stops at (pickled) as the result."""
     from kc_sim.tournament.worker import run_chunk
 
-    shared, result = sys.argv[1], sys.argv[2]
-    args = json.loads(sys.stdin.read())
-    die_with_parent(args["parent"])
-    multiprocessing.current_process().name = "kc-sim replay"   # (it plays what a worker played)
-    task = _task(args["task"])
-    with open(shared, "r+b") as f, mmap.mmap(f.fileno(), 0) as mm:
-        view = np.frombuffer(mm, dtype=np.int64)
-        runner.PythonLoop = _shared_loop(view)        # this process only replays: every loop shares its state
+    with child_end() as end:
+        multiprocessing.current_process().name = "kc-sim replay"   # (it plays what a worker played)
+        task = _task(end.payload)
         try:
-            run_chunk(task)
+            run_chunk(task, _loop_class=_shared_loop(end.block))
             found = None
         except UserError as e:
             found = e
-        Path(result).write_bytes(pickle.dumps(found))
-        del view
+        end.write_result(pickle.dumps(found))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ run, the manifest, resume), then takes the steps of a :class:`Run`:
 
 1. **plan** - the chunks not yet done (rerunning the same configuration into the same
    folder plays only those) and the number of processes that play them;
-2. **warm** - start the workers (:mod:`~kc_sim.tournament.backends`), which import the
+2. **warm** - start the workers (:class:`~kc_sim.processes.pool.WorkerPool`), which import the
    play layer meanwhile, compile or load the run's compiled loop here (the one for all of
    its agents, :func:`kc_sim.play.runner.loop_name`), then have each worker load it;
 3. **play** - every chunk's parts written as its result arrives (the first few once pyarrow
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,26 +36,26 @@ from kc_sim.runs import FORMAT, RunFolder, layout
 from kc_sim.runs.lock import notice
 from kc_sim.runs.parts import import_in_background
 from kc_sim.stats import Tally
-from kc_sim.tournament.backends import WorkerLost, executor, warm_loky
+from kc_sim.processes.backends import BACKENDS, Job, WorkerLost, executor
+from kc_sim.processes.pool import WorkerPool, resolve_jobs
+from kc_sim.processes.watch import RunWatch, check_timeout
+from kc_sim.tournament.early import run_pool, start_early
 from kc_sim.tournament.game_records import write_tournament_records
 from kc_sim.tournament.plan import Plan, make_plan
-from kc_sim.tournament.pool import release_workers, resolve_jobs, start_early, start_loky
 from kc_sim.tournament.sizes import ROUNDS_PER_MATCH, ROUNDS_PER_WORKER
 from kc_sim.tournament.rederive import stalled
 from kc_sim.tournament.stopping import Stopper, parse_until
-from kc_sim.tournament.watch import check_timeout, watching_run
-from kc_sim.tournament.worker import ChunkTask, warm
+from kc_sim.tournament.worker import ChunkTask, WarmUp, run_chunk, warm
 
 __all__ = ["BACKENDS", "FORMAT", "Interrupted", "Run", "RunResult", "WorkerLost", "check_run_folder",
            "make_plan", "resolve_jobs", "run_tournament"]
+
 
 
 def check_run_folder(plan: Plan):
     """The manifest of the run already in ``plan.out``, or None; refuses a folder of another
     run or one that is not a run folder (:meth:`kc_sim.runs.RunFolder.check`)."""
     return RunFolder.check(plan.run_spec())
-
-BACKENDS = ("loky", "dask", "sequential")
 
 
 class Interrupted(KeyboardInterrupt):
@@ -96,7 +97,8 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
                    jobs=None, backend=None, scheduler=None, out=None, records=0, chunk_size=None,
                    lineups=None, seating="balanced", until=None, precision=None, alpha=None, quiet=False,
                    command=None, on_chunk=None, summary=True, started: float | None = None,
-                   wait: bool = False, decision_timeout: float | None = None) -> RunResult:
+                   wait: bool = False, decision_timeout: float | None = None,
+                   pool: WorkerPool | None = None) -> RunResult:
     """Plan, run (or resume) and summarise a tournament; see docs/tournaments.md.
     ``until="decided"`` stops early once every pair is decided (``precision``, ``alpha``:
     :mod:`kc_sim.tournament.stopping`); ``rounds`` or ``matches`` is then the most it plays.
@@ -106,26 +108,31 @@ def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="cl
     compiling done while importing counts as start-up, not as nothing. ``wait``: if another
     command is using the run folder, wait for it to end (else stop, naming it).
     ``decision_timeout``: seconds a Python agent's decision may take (default 60; chunks
-    of compiled agents get a limit from their measured rate: :mod:`kc_sim.tournament.watch`)."""
+    of compiled agents get a limit from their measured rate: :mod:`kc_sim.processes.watch`).
+    ``pool``: the loky workers (:class:`~kc_sim.processes.pool.WorkerPool`, maybe started
+    already; its owner closes it); without one the run makes its own and closes it as it ends."""
     t0 = time.perf_counter() if started is None else started
     backend, stop_rule, decision_timeout = _check_options(backend, scheduler, records, jobs, until, precision, alpha,
                                                           decision_timeout)
-    early = start_early(jobs, rounds, matches, backend)   # the workers import while the plan loads the agents
-    try:
-        plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
-                         out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
-    except BaseException:
-        if early:
-            release_workers()              # a bad agent or player count: no run will use them
-        raise
-    with RunFolder.open(plan.run_spec(), command, wait=wait) as folder, \
-            watching_run(plan.out / layout.WATCH_DIR) as dog:
-        run = Run.plan_from(plan, folder, stop_rule, jobs=jobs, backend=backend, scheduler=scheduler,
-                            decision_timeout=decision_timeout, dog=dog, t0=t0)
-        run.warm()
-        run.play(quiet=quiet, on_chunk=on_chunk)
-        run.stop()
-        return run.summarise(records=records, summary=summary)
+    with ExitStack() as owned:
+        if pool is None:
+            pool = owned.enter_context(run_pool())
+        early = start_early(pool, jobs, rounds, matches, backend)   # the workers import while the plan loads the agents
+        try:
+            plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
+                             out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
+        except BaseException:
+            if early:
+                pool.close()               # a bad agent or player count: no run will use them
+            raise
+        with RunFolder.open(plan.run_spec(), command, wait=wait) as folder, \
+                RunWatch(plan.out / layout.WATCH_DIR) as watch:
+            run = Run.plan_from(plan, folder, stop_rule, jobs=jobs, backend=backend, scheduler=scheduler,
+                                decision_timeout=decision_timeout, watch=watch, pool=pool, t0=t0)
+            run.warm()
+            run.play(quiet=quiet, on_chunk=on_chunk)
+            run.stop()
+            return run.summarise(records=records, summary=summary)
 
 
 def _check_options(backend, scheduler, records, jobs, until, precision, alpha, decision_timeout):
@@ -152,11 +159,11 @@ class Run:
     summary, records)."""
 
     def __init__(self, plan: Plan, folder: RunFolder, stopper: Stopper | None, pending: list, workers: int,
-                 backend: str, scheduler, decision_timeout: float, dog, t0: float):
+                 backend: str, scheduler, decision_timeout: float, watch: RunWatch, pool: WorkerPool, t0: float):
         self.folder, self.plan = folder, plan
         self.stopper, self.pending, self.workers = stopper, pending, workers
         self.backend, self.scheduler, self.decision_timeout = backend, scheduler, decision_timeout
-        self.dog = dog                    # this process's watchdog, watching the run (kc_sim.tournament.watch)
+        self.watch = watch                # this process's watch over the run (kc_sim.processes.watch)
         self.t0 = self.t_play = self.t_end = t0
         self.resumed = folder.n_done()
         self.played: list[int] = []
@@ -166,16 +173,17 @@ class Run:
         self.watch_dir = str((plan.out / layout.WATCH_DIR).resolve())
         names = tuple(plan.load_names[i] for i in plan.schedule.lineups[0])
         self.loop_names = tuple(plan.load_names)
-        self.warm_args = (names, plan.rules.spec(), plan.mode, faults, self.watch_dir, decision_timeout,
-                          self.loop_names)
-        self.pool = backend == "loky" and workers > 1 and bool(pending)
+        self.warm_up = WarmUp(names, plan.rules.spec(), plan.mode, faults, self.watch_dir, decision_timeout,
+                              self.loop_names)
+        self.pool = pool
+        self.uses_pool = backend == "loky" and workers > 1 and bool(pending)
         self.warming: list = []
         self.loop = " and ".join(sorted({runner.loop_name([plan.specs[i] for i in lineup], loop_agents=plan.specs)
                                          for lineup in plan.schedule.lineups}))
 
     @classmethod
     def plan_from(cls, plan: Plan, folder: RunFolder, stop_rule, *, jobs, backend: str, scheduler,
-                  decision_timeout: float, dog, t0: float) -> Run:
+                  decision_timeout: float, watch: RunWatch, pool: WorkerPool, t0: float) -> Run:
         """Step 1: the chunks left to play (a resumed run with ``--until`` first replays the
         rule over its stored chunks) and the number of processes that play them."""
         stopper = Stopper(plan, stop_rule, folder.reader()) if stop_rule is not None else None
@@ -184,23 +192,23 @@ class Run:
         skip = set(stopper.beyond()) if stopper is not None and stopper.stopped_at is not None else set()
         pending = [c for c in folder.chunks if not folder.done(c.index) and c.index not in skip]
         return cls(plan, folder, stopper, pending, size_workers(jobs, plan, pending), backend, scheduler,
-                   decision_timeout, dog, t0)
+                   decision_timeout, watch, pool, t0)
 
     def warm(self) -> None:
         """Step 2: start the workers (they import the play layer meanwhile), compile or load
         the run's compiled code here by playing one tiny chunk, then have each worker load
         it. The same steps whatever the cache holds: a cold cache only makes this process's
         warm-up longer (reported as start-up), and no worker ever compiles."""
-        if self.pool:
-            start_loky(self.workers)
-        warm(*self.warm_args)
-        self.warming = warm_loky(self.workers, self.warm_args) if self.pool else []
+        if self.uses_pool:
+            self.pool.start(self.workers - 1)           # (started already by the command: only resized)
+        warm(self.warm_up)
+        self.warming = self.pool.warm(warm, self.warm_up) if self.uses_pool else []
 
     def tasks(self) -> list[ChunkTask]:
         plan, sched = self.plan, self.plan.schedule
         return [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
                           c.start, c.stop, sched.groups, plan.config.seed, plan.rules.spec(), plan.mode,
-                          self.warm_args[3], tuple(sched.lineups[c.lineup]), len(plan.labels), sched.seatings,
+                          self.warm_up.fault_dir, tuple(sched.lineups[c.lineup]), len(plan.labels), sched.seatings,
                           watch_dir=self.watch_dir, decision_timeout=self.decision_timeout,
                           loop_names=self.loop_names)
                 for c in self.pending]
@@ -208,13 +216,13 @@ class Run:
     def play(self, *, quiet: bool, on_chunk=None) -> None:
         """Step 3: play the pending chunks, storing each as its result arrives (and, with
         ``--until``, stopping once the rule says so), the watchdog watching every playing
-        process (:mod:`kc_sim.tournament.watch`). Ctrl-C saves the manifest and raises
+        process (:mod:`kc_sim.processes.watch`). Ctrl-C saves the manifest and raises
         :class:`Interrupted` saying how many chunks are done."""
         folder = self.folder
         tasks = self.tasks()
         bar = _progress(self.plan, folder.manifest.units_done, quiet)
         self.t_play = time.perf_counter()
-        self.dog.note = bar.write
+        self.watch.note = bar.write
         try:
             if tasks:
                 self._play(tasks, bar, on_chunk)
@@ -227,7 +235,7 @@ class Run:
                               f"{self.plan.out}; rerun the same command to finish") from None
         finally:
             bar.close()
-            self.dog.note = notice
+            self.watch.note = notice
         self.t_end = time.perf_counter() if tasks else self.t_play
         self.played = [t.index for t in tasks if folder.done(t.index)]
 
@@ -238,12 +246,13 @@ class Run:
         (:func:`kc_sim.runs.parts.import_in_background`) wait in memory, a few chunks at most, and are
         stored in order once the import is over, or as the run ends whatever the reason
         (Ctrl-C, a fault): a chunk that was played is never lost to the wait."""
-        dog = self.dog
+        watch = self.watch
         importing = import_in_background()
         waiting: list[dict] = []
+        job = Job(run_chunk, warm, self.warm_up, self.watch_dir)
         try:
-            with executor(self.backend, self.workers, self.scheduler, self.warm_args, self.warming,
-                          check=dog.check) as run:
+            with executor(self.backend, self.workers, self.scheduler, job, self.pool, self.warming,
+                          check=watch.check) as run:
                 self.t_play = time.perf_counter()
                 for res in run(tasks):
                     waiting.append(res)
@@ -253,8 +262,8 @@ class Run:
                         break
         except BaseException as e:
             self._keep(importing, waiting)
-            if isinstance(e, WorkerLost) and dog.verdict is not None:
-                raise stalled(*dog.verdict) from None
+            if isinstance(e, WorkerLost) and watch.verdict is not None:
+                raise stalled(*watch.verdict) from None
             raise
         if importing is not None:
             importing.join()

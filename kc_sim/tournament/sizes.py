@@ -5,8 +5,9 @@ matches), the unit a process plays, stores and resumes by; a worker process cost
 second to start and load the compiled code, so the default ``--jobs`` gives each one at least
 :data:`ROUNDS_PER_WORKER` rounds.
 
-No imports on purpose: the schedule (which cuts the chunks) and the light pool module (which
-the command line loads before numba, to start workers early) both read these.
+No imports on purpose: the schedule (which cuts the chunks) and the light module that starts
+workers early (:mod:`kc_sim.tournament.early`, loaded by the command line before numba) both
+read these.
 """
 
 #: default chunk sizes: rounds per chunk for single rounds, matches per chunk for matches
@@ -16,5 +17,9 @@ CHUNK_MATCHES = 5_000
 #: rounds a worker process must have to pay for its start (compiled agents play about
 #: 300,000 rounds/s per core, a Python agent about 15,000), keyed by "all agents compiled"
 ROUNDS_PER_WORKER = {True: 300_000, False: 15_000}
-#: rounds of a match under the classic rules, about (4.9 measured), for sizing runs of matches
+#: rounds of a match under the classic rules, about (4.9 measured): for sizing runs of matches,
+#: and for the stall watchdog's first limit of a chunk of matches (:data:`PRIOR_RATE`)
 ROUNDS_PER_MATCH = 5
+#: rounds per second per process assumed for compiled agents before a process has timed a
+#: chunk of them (a tenth of greedy self-play): the stall watchdog's first chunk limit
+PRIOR_RATE = 30_000.0

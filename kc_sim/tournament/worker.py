@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -23,10 +23,11 @@ from kc_sim.core import loop
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play import runner
 from kc_sim.play.registry import load_agent
+from kc_sim.processes.watch import Work, WorkWatch
 from kc_sim.stats import Tally
-from kc_sim.tournament import watch
 from kc_sim.tournament.schedule import group_seeds, rotations, seat_lineup
 from kc_sim.tournament.schema import compact_matches, compact_rounds, seat_agents
+from kc_sim.tournament.sizes import PRIOR_RATE, ROUNDS_PER_MATCH
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class ChunkTask:
     agents: tuple[int, ...] = ()  # agent indices by line-up position, for the chunk's tally
     n_agents: int = 0
     seatings: tuple[tuple[int, ...], ...] = ()  # the schedule's seatings (empty: the rotations)
-    watch_dir: str | None = None  # where this process's watch file goes (kc_sim.tournament.watch)
+    watch_dir: str | None = None  # where this process's watch file goes (kc_sim.processes.watch)
     decision_timeout: float | None = None  # seconds a decision may take (None: the default)
     engine: str = "auto"        # the runner's engine ("python" to replay a chunk decision by decision)
     loop_names: tuple[str, ...] = ()  # every agent of the run: the compiled loop is the one for all of them
@@ -54,27 +55,52 @@ class ChunkTask:
     def seating_list(self) -> tuple[tuple[int, ...], ...]:
         return self.seatings or rotations(len(self.names))
 
+    def work(self, compiled: bool, units: int) -> Work:
+        """The chunk as the watchdog sees it (:class:`~kc_sim.processes.watch.Work`): a chunk
+        of compiled agents is first assumed to play :data:`~kc_sim.tournament.sizes.PRIOR_RATE`
+        rounds per second, a match counting as :data:`~kc_sim.tournament.sizes.ROUNDS_PER_MATCH`."""
+        task = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+        return Work(self.index, self.names, compiled, units, self.mode,
+                    PRIOR_RATE / (1 if self.mode == "rounds" else ROUNDS_PER_MATCH), self.decision_timeout,
+                    self.watch_dir, task)
+
+
+@dataclass(frozen=True)
+class WarmUp:
+    """What a playing process plays before its first chunk (:func:`warm`): one tiny chunk
+    of the first line-up, in the loop compiled for every agent of the run."""
+
+    names: tuple[str, ...]        # agent load names of the first line-up
+    rules: str                    # RuleSet.spec()
+    mode: str                     # "rounds" or "matches"
+    fault_dir: str | None = None
+    watch_dir: str | None = None
+    decision_timeout: float | None = None
+    loop_names: tuple[str, ...] = ()
+
 
 @functools.lru_cache(maxsize=None)
 def _agent(name: str):
     return load_agent(name)
 
 
-def run_chunk(task: ChunkTask) -> dict:
+def run_chunk(task: ChunkTask, _loop_class=None) -> dict:
     """Play one chunk; returns ``{"index", "rounds", "matches", "tally", "seconds"}`` where
     ``rounds``/``matches`` are dicts of compact numpy columns (see :mod:`kc_sim.tournament.schema`).
-    The process's watchdog watches it (:mod:`kc_sim.tournament.watch`)."""
+    The process's watchdog watches it (:class:`~kc_sim.processes.watch.WorkWatch`).
+    ``_loop_class`` (internal): the Python loop class the runner plays with (the replay of a
+    stalled chunk, :mod:`kc_sim.tournament.rederive`, passes one sharing its state)."""
     t0 = time.perf_counter()
     rules = parse_rules(task.rules)
     agents = [_agent(n) for n in task.names]
     loop_agents = [_agent(n) for n in task.loop_names] or None
     seeds = group_seeds(task.seed, task.start, task.stop)
     units = len(seeds) * len(task.seating_list())
-    with watch.playing(task, all(a.compiled for a in agents) and task.engine != "python", units):
+    with WorkWatch(task.work(all(a.compiled for a in agents) and task.engine != "python", units)):
         if task.mode == "rounds":
-            rounds, matches = _round_chunk(task, agents, seeds, rules, loop_agents), None
+            rounds, matches = _round_chunk(task, agents, seeds, rules, loop_agents, _loop_class), None
         else:
-            rounds, matches = _match_chunk(task, agents, seeds, rules, loop_agents)
+            rounds, matches = _match_chunk(task, agents, seeds, rules, loop_agents, _loop_class)
     return {"index": task.index, "rounds": rounds, "matches": matches, "tally": chunk_tally(task, rounds, matches),
             "seconds": time.perf_counter() - t0}
 
@@ -97,7 +123,7 @@ def chunk_tally(task: ChunkTask, rounds: dict, matches: dict | None) -> str | No
     return tally.to_json()
 
 
-def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=None) -> dict:
+def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=None, loop_class=None) -> dict:
     """Every seating of every group of the chunk; rows ordered group by group."""
     seatings = task.seating_list()
     k, S, G = len(agents), len(seatings), len(seeds)
@@ -105,14 +131,16 @@ def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=Non
     for q, seating in enumerate(seatings):
         seated = seat_lineup(agents, seating)
         rows[q] = runner.play_rounds(list(seated), seeds, rules, fault_dir=task.fault_dir,
-                                     engine=task.engine, loop_agents=loop_agents)        # raises AgentFault
+                                     engine=task.engine, loop_agents=loop_agents,
+                                     _loop_class=loop_class)                                # raises AgentFault
     rows = rows.transpose(1, 0, 2).reshape(G * S, loop.ROUND_COLS)
     group = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), S)
     seating = np.tile(np.arange(S, dtype=np.int16), G)
     return compact_rounds(rows, k, group, seating)
 
 
-def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=None) -> tuple[dict, dict]:
+def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=None,
+                 loop_class=None) -> tuple[dict, dict]:
     """Whole matches for every seating of every group; round rows ordered by match id,
     match rows group by group. Match id = (lineup * groups + group) * seatings + seating."""
     seatings = task.seating_list()
@@ -121,7 +149,8 @@ def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=Non
     for q, seating in enumerate(seatings):
         seated = seat_lineup(agents, seating)
         rr, match_rows[q] = runner.play_matches(list(seated), seeds, rules, match_base=0, fault_dir=task.fault_dir,
-                                                engine=task.engine, loop_agents=loop_agents)  # raises AgentFault
+                                                engine=task.engine, loop_agents=loop_agents,
+                                                _loop_class=loop_class)  # raises AgentFault
         round_parts.append(rr)
         seat_parts.append(np.full(len(rr), q, dtype=np.int64))
     rows = np.concatenate(round_parts)
@@ -138,12 +167,12 @@ def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=Non
     return rounds, matches
 
 
-def warm(names, rules: str, mode: str, fault_dir: str | None = None, watch_dir: str | None = None,
-         decision_timeout: float | None = None, loop_names=()) -> float:
+def warm(spec: WarmUp) -> float:
     """Compile (or load from the numba cache) everything a chunk needs by playing one tiny
     chunk (index -1, watched like any other); returns the seconds it took. Run in the parent
-    before workers start, and on every dask worker."""
+    before workers start, and in every worker."""
     t0 = time.perf_counter()
-    run_chunk(ChunkTask(-1, 0, tuple(names), 0, 1, 1, 0, rules, mode, fault_dir, watch_dir=watch_dir,
-                        decision_timeout=decision_timeout, loop_names=tuple(loop_names)))
+    run_chunk(ChunkTask(-1, 0, tuple(spec.names), 0, 1, 1, 0, spec.rules, spec.mode, spec.fault_dir,
+                        watch_dir=spec.watch_dir, decision_timeout=spec.decision_timeout,
+                        loop_names=tuple(spec.loop_names)))
     return time.perf_counter() - t0

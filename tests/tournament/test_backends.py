@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from kc_sim.tournament import backends
-from kc_sim.tournament import pool as loky_pool
-from kc_sim.tournament.backends import WorkerLost
+from kc_sim.processes import backends
+from kc_sim.processes.backends import WorkerLost
+from kc_sim.processes.pool import WorkerPool
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ def test_a_dead_worker_ends_the_wait_even_if_no_future_says_so():
 
     t0 = time.monotonic()
     with pytest.raises(WorkerLost, match=r"chunks? 7\b.*rerun"):
-        list(backends._windowed(lambda task: never, [_Task(7)], window=2, dead_worker=dead_worker))
+        list(backends.windowed(lambda task: never, [_Task(7)], window=2, dead_worker=dead_worker))
     assert len(calls) == 2                             # checked once a second while waiting
     assert time.monotonic() - t0 < 10
 
@@ -43,7 +43,7 @@ def test_this_process_plays_while_the_workers_are_not_ready():
         submitted.append(task.index)
         return Future()                                # never finishes: the workers are busy
 
-    results = list(backends._windowed(submit, [_Task(i) for i in range(5)], window=2,
+    results = list(backends.windowed(submit, [_Task(i) for i in range(5)], window=2,
                                       local=lambda t: played.append(t.index) or t.index, ready=lambda: False))
     assert results == played == [0, 1, 2, 3, 4] and submitted == []
 
@@ -61,7 +61,7 @@ def test_workers_get_chunks_once_ready_and_this_process_takes_the_rest():
 
     n = backends.EAGER_TASKS_PER_SLOT * 2 - 1          # a short run: nothing queued before the workers are warm
     with ThreadPoolExecutor(1) as pool:
-        results = list(backends._windowed(lambda t: pool.submit(lambda: time.sleep(0.01) or t.index),
+        results = list(backends.windowed(lambda t: pool.submit(lambda: time.sleep(0.01) or t.index),
                                           [_Task(i) for i in range(n)], window=2, local=play_here,
                                           ready=lambda: ready[0]))
     assert sorted(results) == list(range(n))           # each chunk once, whoever played it
@@ -80,19 +80,19 @@ def test_a_long_run_queues_its_first_chunks_behind_the_warm_up():
         f.set_result(task.index)
         return f
 
-    results = list(backends._windowed(submit, [_Task(i) for i in range(n)], window=2,
+    results = list(backends.windowed(submit, [_Task(i) for i in range(n)], window=2,
                                       local=lambda t: played.append(t.index) or t.index, ready=lambda: False))
     assert submitted[:2] == [0, 1] and sorted(results) == list(range(n))
     assert sorted(played + submitted) == list(range(n))
 
 
 def test_the_pool_probe_sees_a_killed_worker():
-    ex = loky_pool.loky_executor(2)
-    try:
-        assert ex.submit(os.getpid).result(timeout=60) > 0
-        assert backends._dead_loky_worker(ex) is None
-        pid = next(iter(ex._processes))
-        proc = ex._processes[pid]
+    with WorkerPool() as pool:
+        pool.start(2)
+        assert pool.submit(os.getpid).result(timeout=60) > 0
+        assert pool.dead_worker() is None
+        pid = next(iter(pool.processes()))
+        proc = pool.processes()[pid]
         os.kill(pid, signal.SIGKILL)
         proc.join(timeout=10)
         # loky may notice first and drop the worker from its table (its manager thread may
@@ -101,27 +101,27 @@ def test_the_pool_probe_sees_a_killed_worker():
         # exit code, the probe must name it with the signal's code
         deadline = time.monotonic() + 10
         while True:
-            found = backends._dead_loky_worker(ex)
-            if found is not None or pid not in ex._processes or time.monotonic() > deadline:
+            found = pool.dead_worker()
+            if found is not None or pid not in pool.processes() or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
-        assert found is None and pid not in ex._processes or found == f"worker {pid} exited with code -9"
-    finally:
-        loky_pool.stop_loky(ex)
+        assert found is None and pid not in pool.processes() or found == f"worker {pid} exited with code -9"
 
 
 STUCK_POOL = """
 import os, struct, time
-from kc_sim.tournament import pool
-ex = pool.loky_executor(2)
-assert ex.submit(os.getpid).result(timeout=60) > 0
-thread = ex._executor_manager_thread
+from kc_sim.processes import compat
+from kc_sim.processes.pool import WorkerPool
+pool = WorkerPool()
+pool.start(2)
+assert pool.submit(os.getpid).result(timeout=60) > 0
+thread = compat.manager_thread(pool.executor)
 # what a worker killed in the middle of sending its result leaves: a message's length, and
 # only the first bytes of the message
-os.write(ex._result_queue._writer.fileno(), struct.pack("!i", 100) + b"half")
+os.write(compat.result_pipe_writer(pool.executor).fileno(), struct.pack("!i", 100) + b"half")
 time.sleep(0.5)                                 # the manager thread now waits for the rest
 t0 = time.monotonic()
-pool.stop_loky(ex)
+pool.close()
 print("ended" if not thread.is_alive() else "still reading", round(time.monotonic() - t0, 1), flush=True)
 """
 
@@ -129,7 +129,7 @@ print("ended" if not thread.is_alive() else "still reading", round(time.monotoni
 def test_a_pool_left_with_half_a_result_still_lets_the_process_end():
     """A worker killed while sending a result leaves half a message in the result pipe, which
     loky's manager thread waits to read for ever, and the interpreter's exit joins that thread:
-    the command printed its one line and never ended (seen in CI). stop_loky must end the
+    the command printed its one line and never ended (seen in CI). WorkerPool.close must end the
     thread, so the process exits (a real process, the half message written into the pipe)."""
     import subprocess
     import sys
@@ -141,5 +141,5 @@ def test_a_pool_left_with_half_a_result_still_lets_the_process_end():
     except subprocess.TimeoutExpired:
         proc.kill()
         out, err = proc.communicate()
-        pytest.fail(f"the process did not end within 60 s after stop_loky: {out!r} {err[-2000:]!r}")
+        pytest.fail(f"the process did not end within 60 s after the pool's close: {out!r} {err[-2000:]!r}")
     assert proc.returncode == 0 and out.startswith("ended"), (out, err[-2000:])

@@ -8,7 +8,8 @@ import os
 
 import pytest
 
-from kc_sim.tournament import pool
+from kc_sim.processes.pool import WorkerPool
+from kc_sim.tournament import early
 from kc_sim.tournament.plan import make_plan
 from kc_sim.tournament.run import run_tournament, size_workers
 from kc_sim.tournament.sizes import ROUNDS_PER_WORKER
@@ -34,16 +35,18 @@ def test_an_explicit_jobs_is_kept_up_to_one_worker_per_chunk():
 
 
 def test_workers_are_started_before_the_plan_only_when_the_run_will_use_them():
-    """The command starts its workers before it imports the core (kc_sim.tournament.pool):
+    """The command starts its workers before it imports the core (kc_sim.tournament.early):
     only for runs that surely use them, as :func:`size_workers` would size them."""
-    likely = pool.workers_likely
+    likely = early.workers_likely
     assert not likely(None, 200_000, None)                    # the default run plays in one process
     assert likely(None, 2 * ROUNDS_PER_WORKER[True], None) == (CORES > 1)
     assert likely(2, 100_000, None) and not likely(2, 1_000, None)     # an explicit --jobs: more than a chunk
     assert not likely(1, 10_000_000, None)
     assert likely(2, None, 20_000) and not likely(2, None, None)
-    assert not pool.start_early("x", 10_000_000, None, None)   # a bad --jobs is left to the run's own check
-    assert not pool.start_early(2, 10_000_000, None, "dask")
+    pool = WorkerPool()
+    assert not early.start_early(pool, "x", 10_000_000, None, None)   # a bad --jobs is left to the run's own check
+    assert not early.start_early(pool, 2, 10_000_000, None, "dask")
+    assert not pool.started
 
 
 @pytest.mark.skipif(CORES < 2, reason="needs two cores")

@@ -138,7 +138,7 @@ def test_results_that_wait_for_the_import_are_all_stored_in_order(reference_run,
 
 
 def test_chunks_played_while_the_import_runs_are_kept_on_ctrl_c(reference_run, tmp_path, monkeypatch):
-    import kc_sim.tournament.backends as B
+    import kc_sim.tournament.run as B          # the run hands its chunk function to the backend
 
     monkeypatch.setattr(run_module, "import_in_background", ImportNotOver)
     played, run_chunk = [], B.run_chunk

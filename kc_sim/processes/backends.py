@@ -1,42 +1,42 @@
-"""Where chunks are played: in this process, a loky process pool or a dask cluster.
+"""Where tasks are played: in this process, a loky process pool or a dask cluster.
 
-:func:`executor` gives a function that maps :class:`~kc_sim.tournament.worker.ChunkTask`
-to their results in completion order, whatever the backend:
+:func:`executor` gives a function that maps tasks (picklable, each with an ``index``) to
+their results in completion order, whatever the backend; what a task is and how it is
+played comes from the caller, as a :class:`Job` (the tournament plays chunks):
 
-* ``sequential`` (or loky with one job): in this process, one chunk after another;
-* ``loky``: ``jobs`` processes play: this one and ``jobs - 1`` workers of joblib's reusable
-  process pool, at most two chunks in flight per worker (:func:`_windowed`). This process
-  plays a chunk whenever no worker result is waiting, so it plays from the start while the
-  workers are still starting, and writes each finished chunk in between;
+* ``sequential`` (or loky with one job): in this process, one task after another;
+* ``loky``: ``jobs`` processes play: this one and ``jobs - 1`` workers of a
+  :class:`~kc_sim.processes.pool.WorkerPool`, at most two tasks in flight per worker
+  (:func:`windowed`). This process plays a task whenever no worker result is waiting, so it
+  plays from the start while the workers are still starting, and handles each finished
+  result in between;
 * ``dask``: a ``dask.distributed`` client of a scheduler, or of a LocalCluster.
-
-The loky pool itself (starting it, its workers' set-up, stopping it) is
-:mod:`kc_sim.tournament.pool`.
 
 A worker that dies ends the run with :class:`WorkerLost` naming the chunks not finished;
 on any error or Ctrl-C the workers are stopped at once. Ctrl-C is ignored by the workers
 (only the parent handles it), so no worker prints a traceback. The workers of loky and of
-a LocalCluster die with this process, however it ends (:mod:`~kc_sim.tournament.lifeline`).
+a LocalCluster die with this process, however it ends (:mod:`~kc_sim.processes.lifeline`).
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-from concurrent.futures import FIRST_COMPLETED, CancelledError, wait
+from concurrent.futures import FIRST_COMPLETED, wait
 from contextlib import contextmanager
-
-from joblib.externals.loky.process_executor import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Callable
 
 from kc_sim.errors import UserError
-from kc_sim.tournament.lifeline import die_with_parent
-from kc_sim.tournament.pool import (
-    loky_executor,
-    quiet_trackers,
-    sigint_ignored,
-    stop_loky,
-)
-from kc_sim.tournament.worker import run_chunk, warm
+from kc_sim.processes.compat import BrokenProcessPool, dask_worker_errors
+from kc_sim.processes.lifeline import die_with_parent
+from kc_sim.processes.pool import WorkerPool, quiet_trackers, sigint_ignored
+from kc_sim.processes.watchfile import dead_players
+
+__all__ = ["BACKENDS", "EAGER_TASKS_PER_SLOT", "Job", "WorkerLost", "executor", "windowed"]
+
+#: the backends, by name
+BACKENDS = ("loky", "dask", "sequential")
 
 
 class WorkerLost(UserError):
@@ -44,21 +44,23 @@ class WorkerLost(UserError):
     the chunks already written are kept and a rerun resumes."""
 
 
-def warm_loky(jobs: int, warm_args: tuple) -> list:
-    """Have each of the pool's ``jobs - 1`` workers load the run's compiled code (call once this
-    process has compiled it, so they only load); returns the futures of those warm-ups
-    (queued before any chunk, so a worker plays only once warm)."""
-    with sigint_ignored():
-        ex = loky_executor(jobs - 1)
-        return [ex.submit(warm, *warm_args) for _ in range(jobs - 1)]
+@dataclass(frozen=True)
+class Job:
+    """What the backends play: ``play(task)`` for each task, after ``warm(warm_arg)`` in
+    every playing process (both picklable by reference); ``watch_dir``: where the playing
+    processes keep their watch files (:mod:`kc_sim.processes.watch`), which say what a dead
+    worker was playing."""
+
+    play: Callable
+    warm: Callable
+    warm_arg: object
+    watch_dir: str | None = None
 
 
 def _lost(err: BaseException, running, watch_dir=None) -> WorkerLost:
     """The WorkerLost of a worker that died while ``running`` (tasks) were running or queued;
-    the watch files (:mod:`~kc_sim.tournament.watch`) say which chunk a dead worker was
+    the watch files (:mod:`~kc_sim.processes.watchfile`) say which chunk a dead worker was
     playing, and with which agents."""
-    from kc_sim.tournament.watch import dead_players  # lazy: the parent's side only
-
     running = sorted(running, key=lambda t: t.index)
     dead = dead_players(watch_dir) if watch_dir else []
     if dead:
@@ -78,7 +80,7 @@ def _lost(err: BaseException, running, watch_dir=None) -> WorkerLost:
                       "rerun the same command to resume")
 
 
-def _windowed(submit, tasks, window: int, dead_worker=lambda: None, local=None, ready=lambda: True,
+def windowed(submit, tasks, window: int, dead_worker=lambda: None, local=None, ready=lambda: True,
               watch_dir=None):
     """Submit tasks keeping at most ``window`` in flight; yield results as they complete.
     With ``local`` (a function playing one task here), whenever no submitted task has
@@ -151,7 +153,7 @@ def _windowed(submit, tasks, window: int, dead_worker=lambda: None, local=None, 
 
 
 #: a run of at least this many tasks per slot of the window queues its first tasks behind the
-#: workers' warm-up (see _windowed): its workers start well before this process could play them all
+#: workers' warm-up (see windowed): its workers start well before this process could play them all
 EAGER_TASKS_PER_SLOT = 8
 #: how often a wait for results also checks that no worker died: loky's own detection
 #: can miss a worker killed at the wrong moment (seen once under load: the run then waited
@@ -159,52 +161,39 @@ EAGER_TASKS_PER_SLOT = 8
 _WATCH_SECONDS = 1.0
 
 
-def _dead_loky_worker(ex) -> str | None:
-    """A description of a worker of the pool that died: killed by a signal or exited with an
-    error (None while none did). A worker that left after loky's idle timeout exits with 0
-    and is not a loss."""
-    for pid, proc in list(getattr(ex, "_processes", {}).items()):
-        code = proc.exitcode
-        if code not in (None, 0):
-            return f"worker {pid} exited with code {code}"
-    return None
-
-
 @contextmanager
-def executor(backend: str, jobs: int, scheduler: str | None, warm_args: tuple, warming=(), check=lambda: None):
+def executor(backend: str, jobs: int, scheduler: str | None, job: Job, pool: WorkerPool | None = None,
+             warming=(), check=lambda: None):
     """A function mapping tasks to an iterator of their results in completion order, played
-    by ``jobs`` processes (loky: this one among them; ``warming``: the futures of
-    :func:`warm_loky`). On any error or interrupt the workers are stopped at once: a
-    fault never waits for the chunks still running. While it waits for workers, ``check()``
-    is asked every second: a reason (a worker found stuck) ends the run with WorkerLost."""
-    watch_dir = warm_args[4] if len(warm_args) > 4 else None
+    by ``jobs`` processes (loky: this one among them and the workers of ``pool``, started;
+    ``warming``: the futures of their warm-up, :meth:`WorkerPool.warm`). On any error or
+    interrupt the workers are stopped at once: a fault never waits for the chunks still
+    running. While it waits for workers, ``check()`` is asked every second: a reason (a
+    worker found stuck) ends the run with WorkerLost."""
     if backend == "sequential" or (backend == "loky" and jobs == 1):
-        yield lambda tasks: map(run_chunk, tasks)
+        yield lambda tasks: map(job.play, tasks)
     elif backend == "loky":
-        ex = loky_executor(jobs - 1)       # this process is the jobs-th player
-        try:
-            yield lambda tasks: _windowed(lambda t: ex.submit(run_chunk, t), tasks, 2 * (jobs - 1),
-                                          lambda: check() or _dead_loky_worker(ex), local=run_chunk,
-                                          ready=lambda: all(f.done() for f in warming), watch_dir=watch_dir)
+        try:                               # this process is the jobs-th player
+            yield lambda tasks: windowed(lambda t: pool.submit(job.play, t), tasks, 2 * (jobs - 1),
+                                         lambda: check() or pool.dead_worker(), local=job.play,
+                                         ready=lambda: all(f.done() for f in warming), watch_dir=job.watch_dir)
         except BaseException:
-            stop_loky(ex)
+            pool.close()
             raise
     else:
         with _dask_client(jobs, scheduler) as client:
             if not scheduler:                # a LocalCluster's workers are ours: they die with this process
                 client.run(die_with_parent)
-            client.run(warm, *warm_args)
-            yield lambda tasks: _dask_results(client, tasks, check, watch_dir)
+            client.run(job.warm, job.warm_arg)
+            yield lambda tasks: _dask_results(client, tasks, job.play, check, job.watch_dir)
 
 
-def _dask_results(client, tasks, check, watch_dir):
+def _dask_results(client, tasks, play, check, watch_dir):
     """The results of ``tasks`` played on the dask cluster of ``client``, as they complete."""
-    # lazy: optional, ~1 s to import
-    from dask.distributed import KilledWorker
-    from dask.distributed import wait as dask_wait
-    from distributed.comm.core import CommClosedError
+    from dask.distributed import wait as dask_wait  # lazy: optional, ~1 s to import
 
-    futures = client.map(run_chunk, tasks, pure=False)
+    worker_died = dask_worker_errors()
+    futures = client.map(play, tasks, pure=False)
     index = {f.key: t for f, t in zip(futures, tasks)}
     pending = set(futures)
     try:
@@ -222,7 +211,7 @@ def _dask_results(client, tasks, check, watch_dir):
             for fut in sorted(done, key=lambda f: index[f.key].index):
                 try:
                     res = fut.result()
-                except (KilledWorker, CommClosedError, CancelledError) as e:   # a worker died
+                except worker_died as e:   # a worker died
                     raise _lost(e, [index[fut.key]], watch_dir) from None
                 fut.release()
                 yield res

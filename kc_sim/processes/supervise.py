@@ -7,10 +7,12 @@ nothing. So ``kc-sim tournament`` and ``kc-sim bench-agent`` fork at their start
 (:func:`supervise`): the child runs the command; this process - the one the shell waits
 for - waits for it and:
 
-* reads the child's watch file (:mod:`kc_sim.tournament.watch`; the child says where it
-  is on a pipe) and, when it counts as stuck (:func:`~kc_sim.tournament.watch.stuck_reason`),
-  kills it, replays its chunk to find the stalled round and save its record
-  (:func:`~kc_sim.tournament.rederive.stalled`), prints that in one line and exits 2;
+* reads the child's watch file (:mod:`kc_sim.processes.watchfile`; the child says where
+  it is on a pipe, through its :class:`SupervisedChannel`) and, when it counts as stuck
+  (:func:`~kc_sim.processes.watchfile.stuck_reason`), kills it, has the command explain
+  the stop (``explain``: the tournament replays the chunk to find the stalled round and
+  save its record, :func:`kc_sim.tournament.rederive.stalled`), prints that in one line
+  and exits 2;
 * when the child ends without having said goodbye (an ``atexit`` line on the pipe: it
   was killed, or ``os._exit`` was called in it), says in one line what it was doing and
   exits 2; otherwise exits with the child's own code;
@@ -18,7 +20,7 @@ for - waits for it and:
   workers stopped, what is kept said), or is killed if it has not ended within a few
   seconds (stuck in compiled code); Ctrl-C is left to the child, which gets it too.
 
-The child dies with this process (:mod:`~kc_sim.tournament.lifeline`), and the workers
+The child dies with this process (:mod:`~kc_sim.processes.lifeline`), and the workers
 with the child, so ``kill -9`` of the command leaves no process behind. The supervisor
 only runs where the command is the process's own (the ``kc-sim`` script or
 ``python -m kc_sim.cli``) and no thread has started yet; ``KC_SIM_SUPERVISE=0`` turns it off.
@@ -27,6 +29,7 @@ only runs where the command is the process's own (the ``kc-sim`` script or
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import select
 import signal
@@ -35,7 +38,10 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["supervise"]
+from kc_sim.processes.lifeline import die_with_parent
+from kc_sim.processes.watchfile import read_watch, stuck_reason
+
+__all__ = ["SupervisedChannel", "supervise", "supervision"]
 
 _POLL = 0.2                # seconds between looks at the child
 _EXITING_POLL = 0.005      # the same once its end of the pipe has closed
@@ -48,9 +54,53 @@ def _is_the_command() -> bool:
     return Path(main).name == "kc-sim" or main.replace("\\", "/").endswith("kc_sim/cli/__main__.py")
 
 
-def supervise() -> None:
+class SupervisedChannel:
+    """The supervised child's end of the pipe to its supervisor (one per process, made by
+    :func:`supervision`; open only in a supervised child): it says where the process's
+    watch file is, and goodbye at exit."""
+
+    def __init__(self):
+        self.fd: int | None = None
+        self._told: Path | None = None
+
+    @property
+    def active(self) -> bool:
+        """Is this process supervised (a supervisor stops it if it gets stuck)?"""
+        return self.fd is not None
+
+    def open(self, fd: int) -> None:
+        self.fd = fd
+        atexit.register(self.goodbye)
+
+    def tell_watch(self, path: Path) -> None:
+        """Tell the supervisor where this process's watch file is (once for each file)."""
+        if self.fd is None or self._told == path:
+            return
+        self._told = path
+        try:
+            os.write(self.fd, f"watch {path}\n".encode())
+        except OSError:
+            pass
+
+    def goodbye(self) -> None:
+        try:
+            os.write(self.fd, b"exit\n")
+        except (OSError, TypeError):
+            pass
+
+
+@functools.cache
+def supervision() -> SupervisedChannel:
+    """This process's channel to its supervisor (inactive unless :func:`supervise` made
+    this process the supervised child)."""
+    return SupervisedChannel()
+
+
+def supervise(explain) -> None:
     """Fork: return in the child, which runs the command; in this process wait for it and
-    exit (never returns). Does nothing where it cannot or should not (see the module doc)."""
+    exit (never returns). Does nothing where it cannot or should not (see the module doc).
+    ``explain(entry, why)``: the error to report when the child is found stuck (``entry``
+    its watch file, ``why`` the reason); called in this process after the child is killed."""
     if (os.environ.get("KC_SIM_SUPERVISE", "1") == "0" or not hasattr(os, "fork") or not _is_the_command()
             or threading.active_count() > 1):
         return
@@ -61,18 +111,15 @@ def supervise() -> None:
     pid = os.fork()
     if pid == 0:                                   # the child: runs the command
         os.close(r)
-        from kc_sim.tournament import watch
-        from kc_sim.tournament.lifeline import die_with_parent
         die_with_parent(parent)
-        watch._SUPERVISOR.append(w)
-        atexit.register(_goodbye, w)
+        supervision().open(w)
         for sig in (signal.SIGTERM, signal.SIGHUP):   # passed on by the supervisor: stop as on Ctrl-C
             signal.signal(sig, _interrupt)
         return
     os.close(w)
     code = 2
     try:
-        code = _Supervisor(pid, r).wait()
+        code = Supervisor(pid, r, explain).wait()
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -86,13 +133,6 @@ def _interrupt(sig, frame) -> None:
     raise KeyboardInterrupt(f"stopped by {signal.Signals(sig).name}")
 
 
-def _goodbye(w: int) -> None:
-    try:
-        os.write(w, b"exit\n")
-    except OSError:
-        pass
-
-
 def _say(message: str) -> None:
     """One line on stderr; in a terminal it first clears the line the dead process's progress
     bar was left on (the cursor is at its end), so the message is a line of its own."""
@@ -103,9 +143,12 @@ def _say(message: str) -> None:
         pass
 
 
-class _Supervisor:
-    def __init__(self, pid: int, pipe: int):
-        self.pid, self.pipe = pid, pipe
+class Supervisor:
+    """The command's process while its child runs the command: waits for the child, reads
+    what it says on the pipe, and stops it when it is stuck (see the module doc)."""
+
+    def __init__(self, pid: int, pipe: int, explain):
+        self.pid, self.pipe, self.explain = pid, pipe, explain
         self.buf = b""
         self.closed = False                        # the pipe's end came: the child is exiting
         self.said_exit = False
@@ -153,13 +196,10 @@ class _Supervisor:
             time.sleep(_POLL)
 
     def _entry(self) -> tuple[dict, float] | None:
-        from kc_sim.tournament.watch import read_watch
         return read_watch(self.watch_file) if self.watch_file is not None else None
 
     def wait(self) -> int:
         """Wait for the child; its exit code, or 2 with one line when it could not say why it stopped."""
-        from kc_sim.tournament.watch import stuck_reason
-
         term_at = None
         while True:
             try:
@@ -190,8 +230,7 @@ class _Supervisor:
             pass
         os.waitpid(self.pid, 0)
         try:
-            from kc_sim.tournament.rederive import stalled  # lazy: only now does this process need the game
-            _say(f"error: {stalled(entry, why)}")
+            _say(f"error: {self.explain(entry, why)}")
         except Exception as e:  # noqa: BLE001 - whatever failed, the stop is said in one line
             _say(f"error: the run's process {self.pid} was stopped: {why}; its round could not be replayed "
                  f"({type(e).__name__}: {e}); finished chunks are kept: rerun the same command to resume")

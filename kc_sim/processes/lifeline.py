@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import signal
 import sys
@@ -45,16 +46,28 @@ def _watch(parent: int) -> None:
             os._exit(1)
 
 
-_armed: list = []
+class _Lifeline:
+    """This process's tie to its parent: armed once (the first parent asked for)."""
+
+    def __init__(self):
+        self.parent: int | None = None
+
+    def arm(self, parent: int) -> None:
+        if self.parent is None:
+            self.parent = parent
+            if not _prctl_deathsig():
+                threading.Thread(target=_watch, args=(parent,), name="kc-sim-lifeline", daemon=True).start()
+
+
+@functools.cache
+def _lifeline() -> _Lifeline:
+    return _Lifeline()
 
 
 def die_with_parent(parent: int | None = None) -> None:
     """End this process when ``parent`` (the pid it was started by; default: the current
     parent) dies. Safe to call more than once."""
     parent = os.getppid() if parent is None else int(parent)
-    if not _armed:
-        _armed.append(parent)
-        if not _prctl_deathsig():
-            threading.Thread(target=_watch, args=(parent,), name="kc-sim-lifeline", daemon=True).start()
+    _lifeline().arm(parent)
     if os.getppid() != parent:            # the parent died before we asked
         os._exit(1)

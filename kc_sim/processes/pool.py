@@ -1,0 +1,190 @@
+"""The pool of worker processes of the loky backend: one object, started once, closed once.
+
+Rule: a run plays in ``--jobs`` processes, this one and ``jobs - 1`` workers of joblib's
+reusable loky pool (:func:`resolve_jobs` reads ``--jobs``). The pool is a
+:class:`WorkerPool`, owned by whoever made it: the command (which starts it before
+anything heavy is imported, so the workers' start overlaps its own, and hands it to the
+run) or the run itself (for a Python caller that passes none). Workers die with this
+process (:mod:`~kc_sim.processes.lifeline`) and ignore Ctrl-C (only the parent handles it,
+and stops them). :meth:`WorkerPool.close` stops them at once, also when one of them died
+in the middle of sending a result.
+
+Light on purpose: imported by the command line before numba, numpy's compiled core or the
+play layer are.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from contextlib import contextmanager
+
+from kc_sim.errors import UserError
+from kc_sim.processes import compat
+from kc_sim.processes.lifeline import die_with_parent
+
+__all__ = ["WorkerPool", "quiet_trackers", "resolve_jobs", "sigint_ignored"]
+
+#: seconds an idle worker waits for work before it leaves (loky's own timeout)
+IDLE_TIMEOUT = 300
+
+
+def resolve_jobs(jobs) -> int:
+    """The number of processes ``--jobs`` asks for (None or -1: every core)."""
+    if jobs is None or int(jobs) == -1:
+        return os.cpu_count() or 1
+    if int(jobs) < 1:
+        raise UserError(f"bad --jobs {jobs}: expected a positive number (or -1 for every core)")
+    return int(jobs)
+
+
+def _worker_start(parent: int) -> None:
+    """Worker initializer: the worker dies with the parent (:mod:`~kc_sim.processes.lifeline`);
+    Ctrl-C in a terminal reaches the whole process group, but only the parent handles it
+    (it stops the workers), so a worker never prints a traceback."""
+    die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def quiet_trackers() -> None:
+    """The resource trackers of loky and multiprocessing outlive a parent killed with
+    ``kill -9`` by a moment, and then warn on the terminal about the semaphores it left:
+    the processes started from here do not print that warning."""
+    quiet = "ignore:resource_tracker:UserWarning"
+    now = os.environ.get("PYTHONWARNINGS", "")
+    if quiet not in now.split(","):
+        os.environ["PYTHONWARNINGS"] = f"{now},{quiet}" if now else quiet
+
+
+class WorkerPool:
+    """joblib's reusable loky pool of this process, as an object its owner starts once and
+    closes once (a context manager: leaving the ``with`` closes it).
+
+    ``preload`` (a picklable function of no arguments) is the first task of a newly started
+    pool: its workers import and load what every task needs while this process goes on
+    (it must be importable without loading anything heavy in this process)."""
+
+    def __init__(self, preload=None):
+        self.preload = preload
+        self.workers = 0                  # worker processes asked for (0: not started)
+        self._ex = None
+
+    @property
+    def started(self) -> bool:
+        return self._ex is not None
+
+    def start(self, workers: int) -> None:
+        """Start ``workers`` worker processes now (a started pool is resized if ``workers``
+        differs, and left as it is otherwise); the first time, its workers run ``preload``.
+        Checks that loky has what :mod:`~kc_sim.processes.compat` reaches."""
+        with sigint_ignored():          # see sigint_ignored; the initializer covers respawned workers
+            before = self._ex
+            quiet_trackers()
+            ex = compat.get_reusable_executor(max_workers=workers, timeout=IDLE_TIMEOUT, initializer=_worker_start,
+                                              initargs=(os.getpid(),))
+            if ex is not before:
+                compat.check_loky(ex)
+            self._ex, self.workers = ex, workers
+            if ex is not before and self.preload is not None:     # started once (the command, then the run, ask)
+                ex.submit(self.preload)
+
+    @property
+    def executor(self):
+        """loky's executor (for :mod:`~kc_sim.processes.compat`'s functions); the pool must
+        be started."""
+        if self._ex is None:
+            raise RuntimeError("the worker pool is not started")
+        return self._ex
+
+    def warm(self, fn, arg) -> list:
+        """Have each worker run ``fn(arg)`` (e.g. load the run's compiled code); the futures,
+        queued before any task, so a worker plays only once warm."""
+        with sigint_ignored():
+            ex = self.executor
+            return [ex.submit(fn, arg) for _ in range(self.workers)]
+
+    def submit(self, fn, *args):
+        """``fn(*args)`` in a worker: its future."""
+        return self.executor.submit(fn, *args)
+
+    def processes(self) -> dict:
+        """The worker processes, pid -> process object (a copy of loky's table)."""
+        return compat.worker_processes(self.executor)
+
+    def dead_worker(self) -> str | None:
+        """A description of a worker of the pool that died: killed by a signal or exited with
+        an error (None while none did). A worker that left after loky's idle timeout exits
+        with 0 and is not a loss. (loky's own detection can miss a worker killed at the
+        wrong moment: the backend asks this every second while it waits.)"""
+        for pid, proc in self.processes().items():
+            code = proc.exitcode
+            if code not in (None, 0):
+                return f"worker {pid} exited with code {code}"
+        return None
+
+    def close(self) -> None:
+        """Stop the workers now, when nothing will use them (the end of a run or a command;
+        left to the interpreter's exit, their shutdown adds about half a second). Safe to
+        call more than once."""
+        ex, self._ex, self.workers = self._ex, None, 0
+        if ex is not None:
+            _stop(ex)
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _stop(ex) -> None:
+    """Kill the pool's workers and wait (briefly) for its manager thread, so that nothing
+    is left running or joining at interpreter exit.
+
+    A worker killed while it was sending a result leaves half a message in the pool's result
+    pipe. The manager thread then waits for the rest for ever, since this process holds the
+    pipe's writing end too, and the interpreter's exit joins that thread. So the run printed
+    its one line and never ended (about one worker killed in 20, on a loaded machine). When
+    the thread is still reading a message two seconds after the shutdown
+    (:func:`~kc_sim.processes.compat.reading_a_result`), the remaining workers are killed and
+    this process's writing end is pointed at /dev/null: the read then meets the end of the
+    pipe, and the thread ends. A thread that is only slow is left alone (it closes the pipe
+    itself)."""
+    thread = compat.manager_thread(ex)                 # shutdown() forgets these
+    writer = compat.result_pipe_writer(ex)
+    workers = list(compat.worker_processes(ex).values())
+    ex.shutdown(wait=False, kill_workers=True)
+    if thread is None:
+        return
+    thread.join(timeout=2)
+    if thread.is_alive() and compat.reading_a_result(thread):
+        for proc in workers:
+            try:
+                os.kill(proc.pid, signal.SIGKILL)      # (loky's Popen has no kill())
+            except (OSError, TypeError):
+                pass
+        try:
+            # the descriptor stays valid (loky closes it later): only the pipe's end is let go
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, writer.fileno())
+            os.close(null)
+        except (OSError, AttributeError, ValueError):
+            pass
+        thread.join(timeout=10)
+
+
+@contextmanager
+def sigint_ignored():
+    """Ignore Ctrl-C while worker processes are started: they inherit the ignored signal
+    (Python then installs no KeyboardInterrupt handler), so Ctrl-C in a terminal, which
+    reaches the whole process group, stops only the parent, which stops them, and no worker
+    prints a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

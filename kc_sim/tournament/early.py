@@ -1,0 +1,58 @@
+"""Starting a run's worker processes early, before the plan, when the run will surely use them.
+
+Rule: a command that will surely use workers (:func:`workers_likely`: ``--jobs`` above 1
+and more than a chunk to play, or by default at least two workers' worth of compiled
+rounds, :data:`~kc_sim.tournament.sizes.ROUNDS_PER_WORKER`) starts them before anything
+heavy is imported (:func:`start_early`), so their start overlaps its own: each worker
+first imports what every chunk needs and loads numba's registries (:func:`preload`) while
+this process imports and plans.
+
+Light on purpose: imported by the command line before numba (the sizes, the pool and
+joblib only).
+"""
+
+from __future__ import annotations
+
+from kc_sim.errors import UserError
+from kc_sim.processes.pool import WorkerPool, resolve_jobs
+from kc_sim.tournament.sizes import CHUNK_ROUNDS, ROUNDS_PER_MATCH, ROUNDS_PER_WORKER
+
+__all__ = ["preload", "run_pool", "start_early", "workers_likely"]
+
+
+def workers_likely(jobs, rounds, matches) -> bool:
+    """Whether a run will surely want worker processes, known before its plan: ``--jobs``
+    above 1 and more than a chunk to play, or by default at least two workers' worth of
+    compiled rounds."""
+    units = rounds if rounds is not None else (matches or 0) * ROUNDS_PER_MATCH
+    if resolve_jobs(jobs) < 2 or not units:
+        return False
+    return units > CHUNK_ROUNDS if jobs is not None and int(jobs) != -1 else units >= 2 * ROUNDS_PER_WORKER[True]
+
+
+def preload() -> None:
+    """The first task of a run's pool: a started worker has imported what every chunk needs
+    and loaded numba's registries, while this process plans (then loading the run's
+    compiled code takes the worker a few hundredths of a second)."""
+    import kc_sim.tournament.worker  # noqa: F401
+    from kc_sim.core.kernel import prepare_numba
+
+    prepare_numba()
+
+
+def run_pool() -> WorkerPool:
+    """A new (not yet started) worker pool for a run: its workers :func:`preload` first."""
+    return WorkerPool(preload=preload)
+
+
+def start_early(pool: WorkerPool, jobs, rounds, matches, backend) -> bool:
+    """Start the workers of ``pool`` now, before the plan loads the agents, when the run
+    will surely use them (:func:`workers_likely`); a bad ``--jobs`` is left to the run's own
+    checks. Returns whether they were started."""
+    try:
+        if (backend or "loky") != "loky" or not workers_likely(jobs, rounds, matches):
+            return False
+    except (UserError, ValueError, TypeError):
+        return False
+    pool.start(resolve_jobs(jobs) - 1)
+    return True
