@@ -2,7 +2,7 @@
 
 Many tournaments are simulated whose truth is known, each is summarised by kc-sim's own code
 (the workers' :class:`~kc_sim.stats.Tally` and its summary, the scan's
-:class:`~kc_sim.analysis.run_stats.RunStats`, the leaderboard), and for every kind of interval
+:class:`~kc_sim.stats.run_stats.RunStats`, the leaderboard), and for every kind of interval
 kc-sim prints the share of intervals that contain the truth is counted. With ``runs``
 simulated tournaments per cell the binomial standard error around 95% is
 ``sqrt(0.95 * 0.05 / runs)`` (0.49pp at 2,000 runs), so a kind is judged against the band
@@ -51,8 +51,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kc_sim.analysis.leaderboard import Comparisons, _totals, fit_bt, rate_comparisons, sandwich_cov
-from kc_sim.analysis.run_stats import RunStats
 from kc_sim.stats import Tally
+from kc_sim.stats.run_stats import RunStats
 from kc_sim.stats.intervals import mean_from_sums, no_variation, rate_from_sums, t_of
 from kc_sim.stats.sums import MAX_BATCHES
 
@@ -202,7 +202,6 @@ def scan_of(model: Model, r: dict) -> RunStats:
     st = RunStats(path=None, manifest={"schedule": {"lineups": [list(x) for x in model.lineups]}},
                   labels=labels(model), players=model.players, rules="classic", mode="rounds", seed=0,
                   width=1, n_deals=n_deals)
-    st._init_sums()
     for li in range(len(model.lineups)):
         here = r["lineup"] == li
         st.add_rounds({c: v[here] for c, v in r.items()}, li)

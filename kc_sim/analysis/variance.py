@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kc_sim.analysis.hist import merge_intervals
+from kc_sim.stats.hist import merge_intervals
 from kc_sim.core.features import deal_features, expected_features, feature_names
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
