@@ -47,7 +47,7 @@ import numpy as np
 
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
-from kc_sim.sequential import parse_share
+from kc_sim.stats.sequential import parse_share
 from kc_sim.stats import t_of, z_of
 
 #: default power and level

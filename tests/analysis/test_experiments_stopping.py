@@ -31,7 +31,7 @@ from kc_sim.analysis.experiments.stopping import (
     replay,
 )
 from kc_sim.errors import UserError
-from kc_sim.sequential import fixed_n_for_halfwidth
+from kc_sim.stats.sequential import fixed_n_for_halfwidth
 from kc_sim.stats import pair_deal_scores, wilson_scalar
 from kc_sim.tournament.plan import DEFAULT_ROUNDS
 

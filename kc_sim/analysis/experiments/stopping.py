@@ -14,7 +14,7 @@ the findings report:
   sequence promises a rate of at most ``alpha``.
 * **runs with a real difference**: the rounds used against (a) a fixed-size run whose
   classical normal interval, at the same level ``alpha / P``, has the stopped run's final
-  half-width (:func:`kc_sim.sequential.fixed_n_for_halfwidth` with the per-deal sd of the
+  half-width (:func:`kc_sim.stats.sequential.fixed_n_for_halfwidth` with the per-deal sd of the
   run's scores), and (b) the default fixed-size run of
   :data:`kc_sim.tournament.plan.DEFAULT_ROUNDS` rounds, with the half-width that run would
   give; and whether stopping saved or cost rounds against each. A fixed-size run is planned
@@ -41,7 +41,7 @@ from kc_sim.analysis.experiments.schema import RunSpec
 from kc_sim.analysis.experiments.tables import md_table
 from kc_sim.analysis.text import fmt_num, fmt_pct
 from kc_sim.errors import UserError
-from kc_sim.sequential import StopRule, fixed_n_for_halfwidth, normal_quantile_two_sided
+from kc_sim.stats.sequential import StopRule, fixed_n_for_halfwidth, normal_quantile_two_sided
 from kc_sim.stats import pair_deal_scores, wilson_scalar
 from kc_sim.tournament import results
 from kc_sim.tournament.plan import DEFAULT_ROUNDS
