@@ -50,10 +50,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kc_sim.analysis.leaderboard import Comparisons, _totals, fit_bt, rate_comparisons, sandwich_cov
 from kc_sim.stats import Tally
-from kc_sim.stats.run_stats import RunStats
+from kc_sim.stats.bradley_terry import Comparisons, fit_bt, sandwich_cov, totals
 from kc_sim.stats.intervals import mean_from_sums, no_variation, rate_from_sums, t_of
+from kc_sim.stats.ratings import rate_comparisons
+from kc_sim.stats.run_stats import RunStats
 from kc_sim.stats.sums import MAX_BATCHES
 
 #: the interval kinds, in the order of the table: (key, what it is, where it is printed)
@@ -237,7 +238,7 @@ def intervals(model: Model, r: dict, m: dict | None = None, bootstrap: int = 0, 
     """Every interval of a simulated run by kind: ``{kind: {key: (value, lo, hi)}}``: the
     tally's (as :meth:`~kc_sim.stats.Tally.agent_table` and
     :meth:`~kc_sim.stats.Tally.head_to_head` compute them), the scan's, and the leaderboard's
-    (with ``bootstrap`` resamples: the whole :func:`~kc_sim.analysis.leaderboard.rate_comparisons`)."""
+    (with ``bootstrap`` resamples: the whole :func:`~kc_sim.stats.ratings.rate_comparisons`)."""
     A, k = model.n_agents, model.players
     t = tally_of(model, r, m)
     out: dict = {kind: {} for kind, _, _ in KINDS}
@@ -268,7 +269,7 @@ def intervals(model: Model, r: dict, m: dict | None = None, bootstrap: int = 0, 
     ends = st.end_rows()
     out["blocked"][0], out["turns"][0] = ends["blocked"], ends["turns"]
     c = comparisons_of(model, r)
-    W, N = _totals(c)
+    W, N = totals(c)
     theta, cov = fit_bt(W, N)
     se = np.sqrt(np.maximum(np.diag(sandwich_cov(c, theta, cov)), 0.0))
     q = t_of(0.95, c.n_units - 1)

@@ -3,7 +3,7 @@
 * **The pairs of a round** (:func:`seat_pairs`): every ordered pair of seats ``(s, t)``,
   ``s != t``, both dealt in and held by different agents. The tally's head-to-head sums,
   the leaderboard's comparisons and the coverage study's truth all expand a round this way
-  (an unordered comparison is the ordered pair whose first agent has the lower index).
+  (the leaderboard takes each unordered pair once, its lower agent index first).
 * **Finishes ahead** (:func:`ahead`, :func:`ahead_of`): of two agents in a round, the one
   with the lower penalty finishes ahead; equal penalties count half for each. It is the
   score of the head-to-head tables, the leaderboard's Bradley-Terry comparisons, the
@@ -16,21 +16,22 @@ numpy only (workers import this through :class:`~kc_sim.stats.tally.Tally`).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 
-def seat_pairs(seat_agent, dealt) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every ordered pair of seats of every round, both dealt in and held by different
-    agents: ``(rows, seat_a, seat_b)`` (each of the same length; rows in order, and within a
-    round the pairs ``(0, 1), (0, 2), ..., (1, 0), ...``). ``seat_agent`` (R, k) agent index
-    by seat; ``dealt`` (R, k) True where the seat was dealt in."""
+def seat_pairs(seat_agent, dealt, ordered: bool = True):
+    """The pairs of seats of the rounds, one pair of seats at a time: yields ``(s, t, rows)``
+    for every pair of seats, ``rows`` the rounds in which both were dealt in and held by
+    different agents. ``ordered``: both ``(s, t)`` and ``(t, s)``, in the order ``(0, 1), (0,
+    2), ..., (1, 0), ...``; otherwise ``s < t`` only. ``seat_agent`` (R, k) agent index by
+    seat; ``dealt`` (R, k) True where the seat was dealt in. A round has a few seats and a part
+    many rows, so the callers work on the columns of one pair of seats at a time."""
     seat_agent = np.asarray(seat_agent)
     dealt = np.asarray(dealt, dtype=bool)
-    k = seat_agent.shape[1]
-    si, ti = (x.ravel() for x in np.nonzero(~np.eye(k, dtype=bool)))
-    both = dealt[:, si] & dealt[:, ti] & (seat_agent[:, si] != seat_agent[:, ti])
-    rows, j = np.nonzero(both)
-    return rows, si[j], ti[j]
+    for s, t in (itertools.permutations if ordered else itertools.combinations)(range(seat_agent.shape[1]), 2):
+        yield s, t, np.flatnonzero(dealt[:, s] & dealt[:, t] & (seat_agent[:, s] != seat_agent[:, t]))
 
 
 def ahead_of(beat, tie):

@@ -21,7 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
-from kc_sim.stats.hist import grow_hist, median_from_hist, merge_intervals, percentile_from_hist
+from kc_sim.stats.hist import (
+    grow_hist,
+    median_from_hist,
+    merge_intervals,
+    percentile_from_hist,
+)
+from kc_sim.stats.pairs import seat_pairs
 from kc_sim.stats.sums import Deals, Sums, batch_count, deal_index
 from kc_sim.stats.tally import Tally
 
@@ -111,7 +117,7 @@ class RunStats:
     def add_rounds(self, cols: dict, lu: int) -> None:
         """Add the rounds of one line-up (arrays as :func:`kc_sim.analysis.scan.round_arrays` gives them)."""
         A, P, W, F = cols["agent"], cols["penalty"], cols["winner"], cols["first"]
-        blocked, G = cols["blocked"], cols["group"]
+        G = cols["group"]
         n, K = P.shape
         if n == 0:
             return
@@ -148,7 +154,7 @@ class RunStats:
         self.pos_all.add(p2, deals, lg[r2], {"win": wpos[r2] == p2}, np.arange(K))
         self._add_round_values(cols, deals, lu, wpos, dealt_p)
         if self.twice is not None and K == 2:
-            self._add_twice(W, dealt, LA, present, deals)
+            self._add_twice(W, A, dealt, LA, present, deals)
 
     def _add_round_values(self, cols: dict, deals: Deals, lu: int, wpos, dealt_p) -> None:
         """Per round: length, how it ended, who played first won, the mean penalty; the
@@ -168,9 +174,9 @@ class RunStats:
         self.turns_hist = grow_hist(self.turns_hist, np.stack([np.bincount(T[out], minlength=top),
                                                                 np.bincount(T[blocked], minlength=top)]))
 
-    def _add_twice(self, W, dealt, LA, present, deals: Deals) -> None:
+    def _add_twice(self, W, A, dealt, LA, present, deals: Deals) -> None:
         """2 players: the deals of this line-up played from both seats, won twice by one agent."""
-        ok = np.flatnonzero(dealt[:, 0] & dealt[:, 1] & (LA[:, 0] != LA[:, 1]))
+        _, _, ok = next(seat_pairs(A, dealt, ordered=False))         # the one pair of seats
         if not len(ok):
             return
         kp, lg = len(present), deals.lg

@@ -31,7 +31,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kc_sim.stats.intervals import beat_from_sums, largest_mean, mean_from_sums, rate_from_sums
+from kc_sim.stats.intervals import (
+    beat_from_sums,
+    largest_mean,
+    mean_from_sums,
+    rate_from_sums,
+)
 from kc_sim.stats.pairs import ahead_of, seat_pairs
 from kc_sim.stats.sums import Deals, Sums, batch_width, deal_index
 
@@ -149,10 +154,17 @@ class Tally:
         a, pen, won = seat_agent[r, s], P[r, s], W[r] == s
         self.agent.add(a, deals, lg[r], {"win": won, "penalty": pen}, np.arange(A))
         self.seat.add(a * k + s, deals, lg[r], {"win": won}, np.arange(A * k))
-        rb, sa, sb = seat_pairs(seat_agent, dealt)
-        pa, pb = P[rb, sa], P[rb, sb]
-        self.pair.add(seat_agent[rb, sa] * A + seat_agent[rb, sb], deals, lg[rb],
-                      {"win": W[rb] == sa, "penalty": pa, "beat": pa < pb, "tie": pa == pb}, np.arange(A * A))
+        key, at, won, pa, pb = ([] for _ in range(5))
+        for sa, sb, rb in seat_pairs(seat_agent, dealt):
+            key.append(seat_agent[rb, sa] * A + seat_agent[rb, sb])
+            at.append(lg[rb])
+            won.append(W[rb] == sa)
+            pa.append(P[rb, sa])
+            pb.append(P[rb, sb])
+        if key:
+            pa, pb = np.concatenate(pa), np.concatenate(pb)
+            self.pair.add(np.concatenate(key), deals, np.concatenate(at),
+                          {"win": np.concatenate(won), "penalty": pa, "beat": pa < pb, "tie": pa == pb}, np.arange(A * A))
         return self
 
     def add_matches(self, group, seat_agent, total, winners, count_deals: bool = True,
