@@ -31,7 +31,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kc_sim.stats import Tally
-from kc_sim.stats.bradley_terry import Comparisons, fit_bt, pair_sums, sandwich_cov, totals
+from kc_sim.stats.bradley_terry import (
+    Comparisons,
+    fit_bt,
+    pair_sums,
+    sandwich_cov,
+    totals,
+)
 from kc_sim.stats.intervals import mean_from_sums, rate_from_sums, t_of
 from kc_sim.stats.pairs import ahead_of
 from kc_sim.stats.ratings import rate_comparisons

@@ -41,7 +41,12 @@ from kc_sim.records.atomic import atomic_file
 from kc_sim.stats.bootstrap import bootstrap_interval, resample, widen
 from kc_sim.stats.bradley_terry import ELO, Comparisons, fit_bt, sandwich_cov, totals
 from kc_sim.stats.bradley_terry import add_part as _add_part
-from kc_sim.stats.ratings import DEFAULT_BOOTSTRAP, FIT_LEVEL, Metagame, rate_comparisons
+from kc_sim.stats.ratings import (
+    DEFAULT_BOOTSTRAP,
+    FIT_LEVEL,
+    Metagame,
+    rate_comparisons,
+)
 from kc_sim.stats.sums import batch_width
 from kc_sim.tournament import results
 from kc_sim.tournament.results import agent_codes, seats_of

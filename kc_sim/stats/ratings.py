@@ -28,7 +28,14 @@ import pandas as pd
 from kc_sim.errors import UserError
 from kc_sim.stats import metagame
 from kc_sim.stats.bootstrap import bootstrap_interval, quantiles, resample, widen
-from kc_sim.stats.bradley_terry import ELO, Comparisons, components, fit_bt, sandwich_cov, totals
+from kc_sim.stats.bradley_terry import (
+    ELO,
+    Comparisons,
+    components,
+    fit_bt,
+    sandwich_cov,
+    totals,
+)
 from kc_sim.stats.intervals import rate_from_sums, t_of
 
 DEFAULT_BOOTSTRAP = 200

@@ -261,7 +261,7 @@ def test_heavy_tails_take_fewer_degrees_of_freedom():
     of freedom follow their kurtosis (Satterthwaite), and on 20 deals the interval covers 93.8%
     (this test's 3,000 runs) where Student's on the deals minus one covers 92.6%; light tails
     keep ``g - 1``; both equal the reference."""
-    from kc_sim.stats.intervals import _cluster_stats, hall_bounds, kurtosis_df, t_of
+    from kc_sim.stats.intervals import cluster_stats, hall_bounds, kurtosis_df, t_of
 
     rng = np.random.default_rng(8)
     assert kurtosis_df(-1.0, 20) == 19 and kurtosis_df(50.0, 3) == 2
@@ -273,7 +273,7 @@ def test_heavy_tails_take_fewer_degrees_of_freedom():
         x = rng.lognormal(0.0, 1.0, g)
         _, lo, hi = mean_from_sums(x, np.ones(g))
         hits += lo <= truth <= hi
-        m, se, _, skew, _ = _cluster_stats(x, np.ones(g))
+        m, se, _, skew, _ = cluster_stats(x, np.ones(g))
         lo, hi = hall_bounds(m, se, g, skew, t_of(0.95, g - 1))
         t_hits += lo <= truth <= hi
     assert hits / 3000 > 0.935 and hits >= t_hits + 25, (hits, t_hits)
