@@ -3,7 +3,7 @@
     python experiments/bootstrap_intervals.py --players 2 --deals 20 --runs 400 --resamples 1000
 
 Simulated runs of the coverage study's "difference" model (kc_sim.analysis.coverage), each
-resampled by the leaderboard's own bootstrap (kc_sim.analysis.leaderboard.resample, seed = the
+resampled by the leaderboard's own bootstrap (kc_sim.stats.bootstrap.resample, seed = the
 run's index, so its first 200 resamples are those `kc-sim leaderboard --seed i` draws). On the
 same runs and resamples it prints how often each construction of a rating's 95% interval holds
 the truth (the Bradley-Terry strengths of the model, kc_sim.analysis.coverage.truth), with 200
@@ -19,8 +19,9 @@ import math
 import numpy as np
 
 from kc_sim.analysis import coverage as C
-from kc_sim.analysis.leaderboard import _totals, bootstrap_interval, fit_bt, resample, sandwich_cov, widen
 from kc_sim.stats import t_of, z_of
+from kc_sim.stats.bootstrap import bootstrap_interval, resample, widen
+from kc_sim.stats.bradley_terry import fit_bt, sandwich_cov, totals
 
 
 def constructions(theta, boot, units: int) -> dict:
@@ -49,7 +50,7 @@ def main(argv=None) -> int:
               f"percentile bound / (z sd), {a.resamples}": []}
     for i in range(a.runs):
         c = C.comparisons_of(model, model.rounds(rng, a.deals))
-        theta, cov = fit_bt(*_totals(c))
+        theta, cov = fit_bt(*totals(c))
         se = np.sqrt(np.diag(sandwich_cov(c, theta, cov)))
         q = t_of(0.95, c.n_units - 1)
         hits.setdefault("sandwich, t (--bootstrap 0)", []).append(np.abs(theta - truth) <= q * se)

@@ -1,5 +1,5 @@
 """The anytime-valid confidence sequence and the --until decided stopping rule
-(kc_sim.sequential): the boundary against the reference implementation's value, coverage by
+(kc_sim.stats.sequential): the boundary against the reference implementation's value, coverage by
 simulation (looked at after every observation), power and width against a fixed-size
 normal interval, batch-cut invariance, resuming from JSON, Bonferroni, absent pairs, and the
 parsing of --precision."""
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from kc_sim.errors import UserError
-from kc_sim.sequential import (
+from kc_sim.stats.sequential import (
     ConfSeq,
     StopRule,
     advance,

@@ -1,7 +1,7 @@
 """``kc-sim leaderboard RUN_DIR [RUN_DIR ...]``: a rating for every agent across the rounds
 of one or more run folders (see :mod:`kc_sim.analysis.leaderboard`), with the pairwise
 meta-game behind it (shares with intervals, intransitive cycles, Bradley-Terry's fit, Nash
-averaging: :mod:`kc_sim.analysis.metagame`), printed and saved as ``leaderboard.parquet``,
+averaging: :mod:`kc_sim.stats.metagame`), printed and saved as ``leaderboard.parquet``,
 ``leaderboard_pairs.parquet``, ``leaderboard_cycles.parquet`` and ``leaderboard.png``; and
 the hook that prints it at the end of a tournament with three or more agents."""
 

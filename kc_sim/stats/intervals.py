@@ -165,7 +165,7 @@ def wilson_scalar(k: float, n: float, z: float = Z95) -> tuple[float, float]:
 
 # --- clustered by deal ---------------------------------------------------------------
 
-def _cluster_stats(S, N) -> tuple[float, float, int, float, float]:
+def cluster_stats(S, N) -> tuple[float, float, int, float, float]:
     """``(mean, se, g, skewness, kurtosis)``: the ratio estimator, its CR1 standard error over the
     ``g`` clusters with ``N > 0``, and the moment skewness and excess kurtosis of the cluster
     residuals ``S - mean * N`` (0 when they do not vary). Residuals within rounding of 0
@@ -198,7 +198,7 @@ def se_from_sums(S, N) -> tuple[float, float, int]:
     """``(mean, se, g)`` from per-cluster sums ``S`` and counts ``N``: the ratio estimator
     and its cluster-robust (CR1) standard error over the ``g`` clusters with ``N > 0``
     (se NaN below two clusters; everything NaN with no observation)."""
-    return _cluster_stats(S, N)[:3]
+    return cluster_stats(S, N)[:3]
 
 
 #: a rate below this (or above 1 minus this) is a rare event: its bound towards the edge is
@@ -333,7 +333,7 @@ def mean_from_sums(S, N, level: float = 0.95, paired: bool = False, spread: floa
     the larger per-deal mean penalty of the two agents): then a share
     :func:`unseen_share` of deals not yet seen to differ may move it by ``f * spread``
     either way (two agents that play alike in every deal seen may still differ in rare deals)."""
-    mean, se, g, skew, kurt = _cluster_stats(S, N)
+    mean, se, g, skew, kurt = cluster_stats(S, N)
     if math.isnan(se):
         return mean, math.nan, math.nan
     if se == 0 and spread is not None:
@@ -363,7 +363,7 @@ def rate_from_sums(S, N, n_clusters=None, level: float = 0.95, paired: bool = Fa
     every one of ``g`` clusters gets ``[p (1 - f), p + (1 - p) f]`` with ``f = 1 -
     (alpha/2)**(1/g)``, the most a share of clusters not yet seen to differ could move it (the
     "rule of three": ``f`` is 3.7 / g)."""
-    p, se, g, skew, kurt = _cluster_stats(S, N)
+    p, se, g, skew, kurt = cluster_stats(S, N)
     if math.isnan(p):
         return math.nan, math.nan, math.nan
     if n_clusters is None:
@@ -407,7 +407,7 @@ def beat_from_sums(B, T, N, n_clusters=None, level: float = 0.95) -> tuple[float
     T = np.asarray(T, dtype=np.float64)
     N = np.asarray(N, dtype=np.float64)
     keep = N > 0
-    if np.array_equal(2 * B[keep] + T[keep], N[keep]) and _cluster_stats(T, N)[1] > 0:
+    if np.array_equal(2 * B[keep] + T[keep], N[keep]) and cluster_stats(T, N)[1] > 0:
         tie, tlo, thi = rate_from_sums(T, N, n_clusters, level)
         return (1.0 - tie) / 2.0, (1.0 - thi) / 2.0, (1.0 - tlo) / 2.0
     return rate_from_sums(B, N, n_clusters, level)

@@ -2,18 +2,20 @@
 
 Every deal is played in every seating (and by every line-up), so seat and hand effects
 cancel inside a deal, and deals are independent draws: the per-deal score is the
-observation of kc-sim's early stopping (:mod:`kc_sim.sequential`), control variates and
-power (:mod:`kc_sim.analysis.variance`, :mod:`kc_sim.analysis.power`).
+observation of kc-sim's early stopping (:mod:`kc_sim.stats.sequential`), control variates and
+power (:mod:`kc_sim.stats.variates`, :mod:`kc_sim.stats.power`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from kc_sim.stats.pairs import ahead
+
 
 def pair_deal_scores(group, seat_agent, penalty, pairs):
     """Per deal and pair of agents, the share of the deal's rounds in which the first
-    agent of the pair finished ahead of the second (lower penalty; equal counts half).
+    agent of the pair finished ahead of the second (:func:`~kc_sim.stats.pairs.ahead`).
 
     This is the paired observation of kc-sim's early stopping, control variates and power:
     every deal is played in every seating, so seat and hand effects cancel inside it, and
@@ -36,9 +38,8 @@ def pair_deal_scores(group, seat_agent, penalty, pairs):
         both = in_a.any(axis=1) & in_b.any(axis=1)
         pen_a = np.where(in_a, penalty, 0).sum(axis=1)[both]
         pen_b = np.where(in_b, penalty, 0).sum(axis=1)[both]
-        ahead = (pen_a < pen_b) + 0.5 * (pen_a == pen_b)
         n[:, p] = np.bincount(inv[both], minlength=D)
-        total = np.bincount(inv[both], weights=ahead, minlength=D)
+        total = np.bincount(inv[both], weights=ahead(pen_a, pen_b), minlength=D)
         met = n[:, p] > 0
         score[met, p] = total[met] / n[met, p]
     return deals, score, n

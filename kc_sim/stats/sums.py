@@ -40,6 +40,11 @@ def batch_width(n_deals: int) -> int:
     return max(1, -(-int(n_deals) // int(MAX_BATCHES)))
 
 
+def batch_count(n_deals: int, width: int) -> int:
+    """Batches of ``width`` consecutive deals that hold deals ``0 .. n_deals - 1`` (at least 1)."""
+    return max(1, -(-int(n_deals) // int(width)))
+
+
 @dataclass
 class Deals:
     """The deals of one chunk of rows (one line-up): local deal index of every row, and how

@@ -31,8 +31,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kc_sim.stats.intervals import beat_from_sums, largest_mean, mean_from_sums, rate_from_sums
-from kc_sim.stats.sums import Sums, batch_width, deal_index
+from kc_sim.stats.intervals import (
+    beat_from_sums,
+    largest_mean,
+    mean_from_sums,
+    rate_from_sums,
+)
+from kc_sim.stats.pairs import ahead_of, seat_pairs
+from kc_sim.stats.sums import Deals, Sums, batch_width, deal_index
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,18 +122,22 @@ class Tally:
             raise ValueError("bad tally sizes")
         return t
 
-    def _deals(self, group, names):
-        deals = deal_index(np.asarray(group, dtype=np.int64), self.width)
+    def _deals(self, group, names, deals: Deals | None = None) -> Deals:
+        if deals is None:
+            deals = deal_index(np.asarray(group, dtype=np.int64), self.width)
         for name in names:
             s = self.sums[name]
             s.grow(s.n_keys, int(deals.ub.max()) + 1)
         return deals
 
-    def add_rounds(self, group, seat_agent, penalty, winner, count_deals: bool = True) -> Tally:
+    def add_rounds(self, group, seat_agent, penalty, winner, count_deals: bool = True,
+                   deals: Deals | None = None) -> Tally:
         """Add rounds: ``group[i]`` deal number, ``seat_agent[i, s]`` agent index in seat s,
         ``penalty[i, s]`` (< 0: seat not in the round), ``winner[i]`` seat or < 0.
         ``count_deals``: count the rounds' deals in :attr:`deals` (the worker counts them
-        for the chunks of line-up 0 only, as every line-up plays the same deals)."""
+        for the chunks of line-up 0 only, as every line-up plays the same deals); ``deals``:
+        the rounds' :func:`~kc_sim.stats.sums.deal_index` at this tally's width, when the
+        caller has it already."""
         group = np.asarray(group, dtype=np.int64)
         seat_agent = np.asarray(seat_agent, dtype=np.int64)
         P = np.asarray(penalty, dtype=np.int64)
@@ -135,7 +145,7 @@ class Tally:
         if len(group) == 0:
             return self
         A, k = self.n_agents, self.players
-        deals = self._deals(group, ("agent", "seat", "pair"))
+        deals = self._deals(group, ("agent", "seat", "pair"), deals)
         lg = deals.lg
         if count_deals:
             self.deals += len(deals.deals)
@@ -144,25 +154,31 @@ class Tally:
         a, pen, won = seat_agent[r, s], P[r, s], W[r] == s
         self.agent.add(a, deals, lg[r], {"win": won, "penalty": pen}, np.arange(A))
         self.seat.add(a * k + s, deals, lg[r], {"win": won}, np.arange(A * k))
-        si, ti = (x.ravel() for x in np.nonzero(~np.eye(k, dtype=bool)))
-        both = dealt[:, si] & dealt[:, ti] & (seat_agent[:, si] != seat_agent[:, ti])
-        rb, j = np.nonzero(both)
-        sa, sb = si[j], ti[j]
-        pa, pb = P[rb, sa], P[rb, sb]
-        self.pair.add(seat_agent[rb, sa] * A + seat_agent[rb, sb], deals, lg[rb],
-                      {"win": W[rb] == sa, "penalty": pa, "beat": pa < pb, "tie": pa == pb}, np.arange(A * A))
+        key, at, won, pa, pb = ([] for _ in range(5))
+        for sa, sb, rb in seat_pairs(seat_agent, dealt):
+            key.append(seat_agent[rb, sa] * A + seat_agent[rb, sb])
+            at.append(lg[rb])
+            won.append(W[rb] == sa)
+            pa.append(P[rb, sa])
+            pb.append(P[rb, sb])
+        if key:
+            pa, pb = np.concatenate(pa), np.concatenate(pb)
+            self.pair.add(np.concatenate(key), deals, np.concatenate(at),
+                          {"win": np.concatenate(won), "penalty": pa, "beat": pa < pb, "tie": pa == pb}, np.arange(A * A))
         return self
 
-    def add_matches(self, group, seat_agent, total, winners, count_deals: bool = True) -> Tally:
+    def add_matches(self, group, seat_agent, total, winners, count_deals: bool = True,
+                    deals: Deals | None = None) -> Tally:
         """Add matches: ``group[i]`` deal number of the match, ``total[i, s]`` penalty total
-        by seat, ``winners[i]`` bit mask of the seats sharing the win."""
+        by seat, ``winners[i]`` bit mask of the seats sharing the win (``count_deals``,
+        ``deals``: as :meth:`add_rounds`)."""
         group = np.asarray(group, dtype=np.int64)
         seat_agent = np.asarray(seat_agent, dtype=np.int64)
         total = np.asarray(total, dtype=np.int64)
         winners = np.asarray(winners, dtype=np.int64)
         if len(group) == 0:
             return self
-        deals = self._deals(group, ("match",))
+        deals = self._deals(group, ("match",), deals)
         if count_deals:
             self.match_deals += len(deals.deals)
         r, s = np.nonzero(seat_agent >= 0)
@@ -198,7 +214,7 @@ class Tally:
         p = self.pair
         ab, ba = a * A + b, b * A + a
         return (p.N[ab], p.S["win"][ab], p.S["penalty"][ab] - p.S["penalty"][ba],
-                p.S["beat"][ab] + 0.5 * p.S["tie"][ab])
+                ahead_of(p.S["beat"][ab], p.S["tie"][ab]))
 
     def beat(self, a: int, b: int) -> tuple[float, float, float]:
         """``(rate, lo, hi)``: the share of the rounds agents ``a`` and ``b`` shared in which
@@ -243,6 +259,32 @@ class Tally:
         N = p.N[a * A + b]
         return max(largest_mean(p.S["penalty"][a * A + b], N), largest_mean(p.S["penalty"][b * A + a], N))
 
+    def pair_figures(self, a: int, b: int) -> dict:
+        """The head-to-head figures of agent ``a`` against ``b`` over the rounds both were
+        dealt in (:meth:`head_to_head` has one row of them per ordered pair): ``rounds``,
+        ``wins``, ``win`` (a's win rate), ``penalty`` (a's mean penalty), ``beats`` and
+        ``ties`` (rounds with a lower, an equal penalty), ``beat`` (their share,
+        :meth:`beat`), ``diff`` (mean penalty difference, a minus b, paired within the deal;
+        a difference the same in every deal is bounded by :meth:`pair_spread`), ``ahead``
+        (the finishes-ahead share, paired) and ``level`` (every deal level), each figure
+        with its interval ``(value, lo, hi)``."""
+        key = a * self.n_agents + b
+        N, win, diff, ahead = self.pair_sums(a, b)
+        return {"rounds": self.count("pair", key), "wins": int(round(self.total("pair", "win", key))),
+                "win": rate_from_sums(win, N, self.deals),
+                "penalty": mean_from_sums(self.pair.S["penalty"][key], N),
+                "beats": int(round(self.total("pair", "beat", key))),
+                "ties": int(round(self.total("pair", "tie", key))), "beat": self.beat(a, b),
+                "diff": mean_from_sums(diff, N, paired=True, spread=self.pair_spread(a, b)),
+                "ahead": rate_from_sums(ahead, N, self.deals, paired=True),
+                "level": bool(not np.any(diff) and np.array_equal(2 * ahead, N))}
+
+    def win_diff(self, a: int, b: int) -> tuple[float, float, float]:
+        """a's win rate minus b's over the rounds both were dealt in, paired within the deal
+        (a difference the same in every deal is bounded by 1, its per-deal range)."""
+        p, A = self.pair, self.n_agents
+        return mean_from_sums(p.S["win"][a * A + b] - p.S["win"][b * A + a], p.N[a * A + b], paired=True, spread=1.0)
+
     def head_to_head(self, names) -> pd.DataFrame:
         """One row per ordered pair (agent, opponent) that met, over the rounds where both
         were dealt in: the agent's wins and win rate, its mean penalty, how often its penalty
@@ -255,26 +297,19 @@ class Tally:
         import pandas as pd  # lazy: workers fill a Tally and must start without pandas
 
         names = list(names)
-        A, p = self.n_agents, self.pair
         rows = []
-        for a, b in itertools.permutations(range(A), 2):
-            key = a * A + b
-            n = self.count("pair", key)
-            if n == 0:
+        for a, b in itertools.permutations(range(self.n_agents), 2):
+            if self.count("pair", a * self.n_agents + b) == 0:
                 continue
-            N, win, diff, ahead = self.pair_sums(a, b)
-            row = {"agent": names[a], "opponent": names[b], "rounds": n,
-                   "wins": int(round(self.total("pair", "win", key)))}
-            row["win_rate"], row["win_lo"], row["win_hi"] = rate_from_sums(win, N, self.deals)
-            row["mean_penalty"], row["penalty_lo"], row["penalty_hi"] = mean_from_sums(p.S["penalty"][key], N)
-            row["beats"] = int(round(self.total("pair", "beat", key)))
-            row["ties"] = int(round(self.total("pair", "tie", key)))
-            row["beat_rate"], row["beat_lo"], row["beat_hi"] = self.beat(a, b)
-            d = mean_from_sums(diff, N, paired=True, spread=self.pair_spread(a, b))
-            row["penalty_diff"], row["diff_lo"], row["diff_hi"] = d
-            ah = rate_from_sums(ahead, N, self.deals, paired=True)
-            row["ahead"], row["ahead_lo"], row["ahead_hi"] = ah
-            row["level"] = bool(not np.any(diff) and np.array_equal(2 * ahead, N))
+            f = self.pair_figures(a, b)
+            row = {"agent": names[a], "opponent": names[b], "rounds": f["rounds"], "wins": f["wins"]}
+            row["win_rate"], row["win_lo"], row["win_hi"] = f["win"]
+            row["mean_penalty"], row["penalty_lo"], row["penalty_hi"] = f["penalty"]
+            row["beats"], row["ties"] = f["beats"], f["ties"]
+            row["beat_rate"], row["beat_lo"], row["beat_hi"] = f["beat"]
+            row["penalty_diff"], row["diff_lo"], row["diff_hi"] = f["diff"]
+            row["ahead"], row["ahead_lo"], row["ahead_hi"] = f["ahead"]
+            row["level"] = f["level"]
             rows.append(row)
         cols = ["agent", "opponent", "rounds", "wins", "win_rate", "win_lo", "win_hi", "mean_penalty", "penalty_lo",
                 "penalty_hi", "beats", "ties", "beat_rate", "beat_lo", "beat_hi", "penalty_diff", "diff_lo",

@@ -118,7 +118,7 @@ def test_blocked_rounds_at_2_players_are_not_far_too_wide():
     depend mostly on that count, so the coverages within reach are a lattice (about 94.0%, 96.9%
     or 98.6% here). The rare rate's score bound reaches about 97% (4,000 runs); the interval of
     the mean with its skewness correction (the previous lower bound) covered 99.3%."""
-    from kc_sim.stats.intervals import _cluster_stats, hall_bounds, rate_from_sums, t_of
+    from kc_sim.stats.intervals import cluster_stats, hall_bounds, rate_from_sums, t_of
 
     model = C.Model.scenario("self-play", 2)
     rng = np.random.default_rng(17)
@@ -132,7 +132,7 @@ def test_blocked_rounds_at_2_players_are_not_far_too_wide():
     for s in S:
         _, lo, hi = rate_from_sums(s, N)
         hits += lo <= truth <= hi
-        m, se, _, skew, _ = _cluster_stats(s, N)
+        m, se, _, skew, _ = cluster_stats(s, N)
         if se > 0:
             lo, hi = hall_bounds(m, se, g, skew, t_of(0.95, g - 1))
         mean_hits += lo <= truth <= hi

@@ -24,16 +24,16 @@ from kc_sim.analysis.experiments import (
 from kc_sim.analysis.experiments.schema import REPEAT_MAX, repeat_name
 from kc_sim.analysis.experiments.stopping import (
     Stop,
-    _saved,
     compare_fixed,
     false_decisions,
     read_stop,
     replay,
+    saved_or_cost,
 )
 from kc_sim.errors import UserError
 from kc_sim.runs import PairStop
-from kc_sim.sequential import fixed_n_for_halfwidth
 from kc_sim.stats import pair_deal_scores, wilson_scalar
+from kc_sim.stats.sequential import fixed_n_for_halfwidth
 from kc_sim.tournament.plan import DEFAULT_ROUNDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -180,9 +180,9 @@ def test_false_decisions_rate_interval_and_verdict():
 
 
 def test_saved_or_cost_wording():
-    assert _saved(50_000, 200_000) == "saved 75%"
-    assert _saved(300_000, 100_000) == "cost 3.0x the rounds"
-    assert _saved(100, math.nan) == "-"
+    assert saved_or_cost(50_000, 200_000) == "saved 75%"
+    assert saved_or_cost(300_000, 100_000) == "cost 3.0x the rounds"
+    assert saved_or_cost(100, math.nan) == "-"
 
 
 # --- end to end --------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The pairwise meta-game of the leaderboard (kc_sim.analysis.metagame): Nash averaging on
+"""The pairwise meta-game of the leaderboard (kc_sim.stats.metagame): Nash averaging on
 games whose answer is known, the cycles of a constructed intransitive set, Bradley-Terry's
 fit test (calibrated when BT holds, rejecting a cycle), the chi-square tail, and the new
 leaderboard output on real small runs (shares equal the run's summary, weights sum to 1)."""
@@ -13,7 +13,6 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from kc_sim.analysis import metagame
 from kc_sim.analysis.leaderboard import (
     CYCLES_FILE,
     LEADERBOARD_FILE,
@@ -26,9 +25,10 @@ from kc_sim.analysis.leaderboard import (
     read_fit,
     save_leaderboard,
 )
-from kc_sim.analysis.metagame import chi2_sf, find_cycles, lp_max, nash_average, payoff
 from kc_sim.cli.leaderboard import leaderboard as leaderboard_cmd
 from kc_sim.errors import UserError
+from kc_sim.stats import metagame
+from kc_sim.stats.metagame import chi2_sf, find_cycles, lp_max, nash_average, payoff
 from kc_sim.tournament.run import run_tournament
 
 RPS = 0.2 * np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], float)

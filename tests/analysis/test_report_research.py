@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from scipy.stats import t as student_t
 
-from kc_sim.analysis import report
+from kc_sim.analysis import report, research
 from kc_sim.analysis.leaderboard import Comparisons, leaderboard, rate_comparisons
 from kc_sim.analysis.scan import scan_run
 from kc_sim.analysis.text import fmt_pct
@@ -48,7 +48,7 @@ def html3(run3, tmp_path_factory) -> str:
 def _html(run: Path) -> str:
     """The report's HTML without figures (build_html straight from the scan: fast)."""
     data = scan_run(run)
-    return report.build_html(data, {}, run, report.research(data))
+    return report.build_html(data, {}, run, research.research(data))
 
 
 class _Tables(HTMLParser):
@@ -291,7 +291,7 @@ def test_cycles_and_marks_of_an_intransitive_metagame():
     c = Comparisons(["rock", "paper", "scissors"], np.tile(units, 3), np.concatenate(a), np.concatenate(b),
                     np.concatenate(score), np.full(3 * len(units), 10.0), np.array([8000] * 3), len(units), 12000)
     df = rate_comparisons(c, bootstrap=50)
-    lines = report.cycles_lines(df)
+    lines = research.cycles_lines(df)
     assert lines[0].startswith("1 cycle, 1 significant")
     ring = ["rock", "paper", "scissors"]
     rotations = {" > ".join(ring[i:] + ring[:i] + ring[i:i + 1]) for i in range(3)}
@@ -299,7 +299,7 @@ def test_cycles_and_marks_of_an_intransitive_metagame():
     steps = [(float(v), float(lo)) for v, lo in re.findall(r"([\d.]+)% \(lower end ([\d.]+)%\)", lines[1])]
     assert len(steps) == 3 and all(50 < lo < v and abs(v - 70) < 3 for v, lo in steps)
     assert "bootstrap support 100%" in lines[1]
-    _, rows = report.pairwise_table(df)
+    _, rows = research.pairwise_table(df)
     marked = [cell for row in rows for cell in row[1:] if cell not in ("-",)]
     assert len(marked) == 6 and all(cell.endswith(" *") for cell in marked)
 

@@ -197,14 +197,11 @@ def cluster_mean(x, cluster, mask=None, paired=False, spread=None) -> tuple[floa
 
 
 def pen_spread(data, a: int, b: int) -> float:
-    """The larger per-deal mean penalty of agents a and b over all their rounds: the bound of
-    a penalty difference that is the same in every deal."""
-    out = 0.0
-    for x in (a, b):
-        s = data.seat_of(x)
-        i = np.flatnonzero(s >= 0)
-        out = max(out, largest_deal_mean(data.penalty[i, s[i]], data.group[i]))
-    return out
+    """The larger per-deal mean penalty of agents a and b over the rounds they shared: the
+    bound of a penalty difference that is the same in every deal (the summary's rule)."""
+    sa, sb = data.seat_of(a), data.seat_of(b)
+    i = np.flatnonzero((sa >= 0) & (sb >= 0))
+    return max(largest_deal_mean(data.penalty[i, s[i]], data.group[i]) for s in (sa, sb))
 
 
 def _n_clusters(cluster: np.ndarray) -> int:
@@ -631,7 +628,7 @@ def test_batches_of_deals(runs, monkeypatch):
             assert_close(s8.agent_rows()[d.agents_seen().index(a)]["win"], cluster_rate(won, d.group[here] // w))
             pen = d.penalty[np.flatnonzero(here), sa[here]].astype(np.float64)
             assert_close(s8.agent.mean("penalty", a), cluster_mean(pen, d.group[here] // w))
-            assert s8.agent.deals(a) == len(np.unique(d.group[here]))      # deals, not batches
+            assert s8.tally.deals == len(np.unique(d.group[here]))      # the tally's deals, not batches
         assert_close(s8.round_mean("turns"), cluster_mean(d.turns, d.group // w))
     assert min(widths) > 1
     # self-play of a deterministic agent: every deal split, a rate of exactly 0 sized by the deals

@@ -261,7 +261,7 @@ def test_heavy_tails_take_fewer_degrees_of_freedom():
     of freedom follow their kurtosis (Satterthwaite), and on 20 deals the interval covers 93.8%
     (this test's 3,000 runs) where Student's on the deals minus one covers 92.6%; light tails
     keep ``g - 1``; both equal the reference."""
-    from kc_sim.stats.intervals import _cluster_stats, hall_bounds, kurtosis_df, t_of
+    from kc_sim.stats.intervals import cluster_stats, hall_bounds, kurtosis_df, t_of
 
     rng = np.random.default_rng(8)
     assert kurtosis_df(-1.0, 20) == 19 and kurtosis_df(50.0, 3) == 2
@@ -273,7 +273,7 @@ def test_heavy_tails_take_fewer_degrees_of_freedom():
         x = rng.lognormal(0.0, 1.0, g)
         _, lo, hi = mean_from_sums(x, np.ones(g))
         hits += lo <= truth <= hi
-        m, se, _, skew, _ = _cluster_stats(x, np.ones(g))
+        m, se, _, skew, _ = cluster_stats(x, np.ones(g))
         lo, hi = hall_bounds(m, se, g, skew, t_of(0.95, g - 1))
         t_hits += lo <= truth <= hi
     assert hits / 3000 > 0.935 and hits >= t_hits + 25, (hits, t_hits)
@@ -357,3 +357,35 @@ def test_the_beat_share_of_identical_agents_covers_at_20_deals():
         rate_hits += lo <= truth <= hi
     assert 0.935 <= hits / runs <= 0.965, hits / runs
     assert rate_hits / runs < 0.925, rate_hits / runs
+
+
+def test_pairs_of_seats_and_finishes_ahead_by_hand():
+    """One home for the pairs of a round (both dealt in, different agents) and the
+    finishes-ahead score; the leaderboard's comparisons recomputed with a plain loop."""
+    from kc_sim.stats.bradley_terry import pair_sums
+    from kc_sim.stats.pairs import ahead, seat_pairs
+
+    assert ahead(3, 5) == 1.0 and ahead(4, 4) == 0.5 and ahead(5, 3) == 0.0
+    codes = np.array([[0, 1, 2], [2, 2, 1], [1, 0, 2]])
+    pen = np.array([[0, 4, 4], [1, 3, 0], [-1, 2, 2]])
+    got = [(s, t, r.tolist()) for s, t, r in seat_pairs(codes, pen >= 0, ordered=False)]
+    assert got == [(0, 1, [0]), (0, 2, [0, 1]), (1, 2, [0, 1, 2])]
+    assert [(s, t) for s, t, _ in seat_pairs(codes, pen >= 0)] == [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]
+    rng = np.random.default_rng(7)
+    n, k, rows, span = 4, 3, 400, 9
+    codes = rng.integers(0, n, (rows, k))
+    pen = rng.integers(-1, 6, (rows, k))
+    unit = rng.integers(0, span, rows)
+    won, count = pair_sums(codes, pen, unit, n, span)
+    want_w, want_c = np.zeros(n * n * span), np.zeros(n * n * span)
+    for i in range(rows):
+        for s in range(k):
+            for t in range(s + 1, k):
+                a, b, ps, pt = codes[i, s], codes[i, t], pen[i, s], pen[i, t]
+                if ps < 0 or pt < 0 or a == b:
+                    continue
+                if a > b:
+                    a, b, ps, pt = b, a, pt, ps
+                want_w[(a * n + b) * span + unit[i]] += 1.0 if ps < pt else 0.5 if ps == pt else 0.0
+                want_c[(a * n + b) * span + unit[i]] += 1.0
+    assert np.array_equal(won, want_w) and np.array_equal(count, want_c)

@@ -14,7 +14,7 @@ the findings report:
   sequence promises a rate of at most ``alpha``.
 * **runs with a real difference**: the rounds used against (a) a fixed-size run whose
   classical normal interval, at the same level ``alpha / P``, has the stopped run's final
-  half-width (:func:`kc_sim.sequential.fixed_n_for_halfwidth` with the per-deal sd of the
+  half-width (:func:`kc_sim.stats.sequential.fixed_n_for_halfwidth` with the per-deal sd of the
   run's scores), and (b) the default fixed-size run of
   :data:`kc_sim.tournament.plan.DEFAULT_ROUNDS` rounds, with the half-width that run would
   give; and whether stopping saved or cost rounds against each. A fixed-size run is planned
@@ -41,10 +41,14 @@ from kc_sim.analysis.experiments.schema import RunSpec
 from kc_sim.analysis.experiments.tables import md_table
 from kc_sim.analysis.text import fmt_num, fmt_pct
 from kc_sim.errors import UserError
-from kc_sim.sequential import StopRule, fixed_n_for_halfwidth, normal_quantile_two_sided
 from kc_sim.stats import pair_deal_scores, wilson_scalar
 from kc_sim.runs import PairStop, RunReader, Until, layout, read_manifest
 from kc_sim.runs.schema import AGENT, PENALTY, agent_codes, seat_names
+from kc_sim.stats.sequential import (
+    StopRule,
+    fixed_n_for_halfwidth,
+    normal_quantile_two_sided,
+)
 from kc_sim.tournament.plan import DEFAULT_ROUNDS
 from kc_sim.tournament.stopping import DEFAULT_ALPHA, meeting_pairs
 
@@ -218,7 +222,7 @@ def compare_fixed(stop: Stop) -> Compared:
                     max(default_hw) if default_hw else math.nan, consistent)
 
 
-def _saved(used: float, fixed: float) -> str:
+def saved_or_cost(used: float, fixed: float) -> str:
     """``saved 42%`` / ``cost 3.1x the rounds`` / ``-``: stopping's ``used`` rounds against a
     fixed-size run of ``fixed`` rounds (both summed over the repeats)."""
     if not (math.isfinite(used) and math.isfinite(fixed)) or fixed <= 0:
@@ -294,11 +298,11 @@ def stopping_section(exp, specs, run_dirs: dict):
                 f"{a_ahead:,} / {b_ahead:,} / {len(stops) - a_ahead - b_ahead:,}",
                 fmt_num(*_mean_of_repeats(scores), digits=4), _spread(rounds),
                 f"{100 * float(np.median(hw)):.2f} pp", fmt_num(float(np.nanmedian(sd)), digits=3),
-                _spread([c.fixed_rounds for c in compared]), _saved(used, fixed_a),
+                _spread([c.fixed_rounds for c in compared]), saved_or_cost(used, fixed_a),
                 f"{100 * float(np.nanmedian([c.default_halfwidth for c in compared])):.2f} pp",
-                _saved(used, fixed_b)])
-        worded_a = _saved(used, fixed_a)
-        worded_b = _saved(used, fixed_b)
+                saved_or_cost(used, fixed_b)])
+        worded_a = saved_or_cost(used, fixed_a)
+        worded_b = saved_or_cost(used, fixed_b)
         summary.append(
             f"{s.name} ({agents}, {len(stops):,} repeat{'s' if len(stops) != 1 else ''}): stops: {_stops_text(stops)}; each repeat used "
             f"{_spread(rounds)} rounds (median [min, max]), {used:,.0f} in all. A fixed-size run sized to reach the "

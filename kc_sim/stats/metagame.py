@@ -1,6 +1,6 @@
 """The pairwise meta-game of a leaderboard: shares, intransitive cycles, Bradley-Terry's fit
-and Nash averaging. Pure functions over numpy arrays; :mod:`kc_sim.analysis.leaderboard`
-feeds them the sums it streams per batch of deals.
+and Nash averaging. Pure functions over numpy arrays; :mod:`kc_sim.stats.ratings` feeds
+them the sums :func:`kc_sim.analysis.leaderboard.load_comparisons` streams per batch of deals.
 
 The rules (see docs/tournaments.md, The leaderboard):
 

@@ -1,0 +1,46 @@
+"""Pairs of agents in a round: the one home of two rules every pairwise figure uses.
+
+* **The pairs of a round** (:func:`seat_pairs`): every ordered pair of seats ``(s, t)``,
+  ``s != t``, both dealt in and held by different agents. The tally's head-to-head sums,
+  the leaderboard's comparisons and the coverage study's truth all expand a round this way
+  (the leaderboard takes each unordered pair once, its lower agent index first).
+* **Finishes ahead** (:func:`ahead`, :func:`ahead_of`): of two agents in a round, the one
+  with the lower penalty finishes ahead; equal penalties count half for each. It is the
+  score of the head-to-head tables, the leaderboard's Bradley-Terry comparisons, the
+  per-deal paired score of early stopping, control variates and power
+  (:func:`kc_sim.stats.paired.pair_deal_scores`). In a two-player round that went out it is
+  the win; a blocked round still ranks the two hands.
+
+numpy only (workers import this through :class:`~kc_sim.stats.tally.Tally`).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+
+def seat_pairs(seat_agent, dealt, ordered: bool = True):
+    """The pairs of seats of the rounds, one pair of seats at a time: yields ``(s, t, rows)``
+    for every pair of seats, ``rows`` the rounds in which both were dealt in and held by
+    different agents. ``ordered``: both ``(s, t)`` and ``(t, s)``, in the order ``(0, 1), (0,
+    2), ..., (1, 0), ...``; otherwise ``s < t`` only. ``seat_agent`` (R, k) agent index by
+    seat; ``dealt`` (R, k) True where the seat was dealt in. A round has a few seats and a part
+    many rows, so the callers work on the columns of one pair of seats at a time."""
+    seat_agent = np.asarray(seat_agent)
+    dealt = np.asarray(dealt, dtype=bool)
+    for s, t in (itertools.permutations if ordered else itertools.combinations)(range(seat_agent.shape[1]), 2):
+        yield s, t, np.flatnonzero(dealt[:, s] & dealt[:, t] & (seat_agent[:, s] != seat_agent[:, t]))
+
+
+def ahead_of(beat, tie):
+    """The finishes-ahead score from rounds (or sums of rounds) won on penalty, ``beat``, and
+    tied, ``tie``: ``beat + tie / 2``."""
+    return beat + 0.5 * tie
+
+
+def ahead(penalty_a, penalty_b):
+    """The finishes-ahead score of a over b in each round: 1 for a lower penalty, 1/2 for an
+    equal one, 0 for a higher one (:func:`ahead_of`)."""
+    return ahead_of(penalty_a < penalty_b, penalty_a == penalty_b)
