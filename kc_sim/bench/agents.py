@@ -21,8 +21,8 @@ import numpy as np
 
 from kc_sim.core import loop
 from kc_sim.game.rules import parse_rules
-from kc_sim.play.agent import AgentSpec, PythonAgent
-from kc_sim.play.registry import BASELINES, load_agent
+from kc_sim.play.agents.interface import AgentSpec, PythonAgent
+from kc_sim.play.agents.registry import BASELINES, load_agent
 from kc_sim.play.runner import play_rounds
 
 #: targets: rounds/s per core in 4-player classic self-play (the baselines' by default)

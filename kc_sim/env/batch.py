@@ -77,7 +77,7 @@ from kc_sim.env.obs_vector import OBS_SIZE
 from kc_sim.env.step import INFO_SIZE, STEPPED, IllegalActionError, env_step, observe
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
-from kc_sim.play.registry import load_agent
+from kc_sim.play.agents.registry import load_agent
 
 __all__ = ["BatchEnv", "BatchOutput"]
 

@@ -51,7 +51,7 @@ from kc_sim.game.rules import parse_rules
 from kc_sim.learn import actor
 from kc_sim.learn.net_eval import EvalPoint, evaluate
 from kc_sim.learn.net_model import read_net, write_net
-from kc_sim.play.registry import load_agent, parse_agent_list
+from kc_sim.play.agents.registry import load_agent, parse_agent_list
 
 __all__ = ["Recipe", "NetTrainResult", "train_net", "curve_paths", "plot_curve"]
 

@@ -1,14 +1,14 @@
 """Playing rounds and matches between agents: the compiled loop when every seat is a
-compiled policy, the Python loop (:mod:`kc_sim.play.python_loop`) otherwise. Both write
+compiled policy, the Python loop (:mod:`kc_sim.play.driver.python_loop`) otherwise. Both write
 the same round rows (``kc_sim.core.loop``'s ``C_*`` columns) and match rows (``M_*``
 columns), and give identical results for the same agents and seeds.
 
 * :func:`play_rounds` - one independent round per seed (dealer drawn from the seed).
 * :func:`play_matches` - one match per seed under ``rules.match``.
 * :func:`record_round`, :func:`record_row` - the game record of one round, any agent mix
-  (:mod:`kc_sim.play.recorded`; re-exported here).
+  (:mod:`kc_sim.play.recording.recorded`; re-exported here).
 * :class:`AgentFault` - a misbehaving agent stops the run with one line, after its round's
-  game record is saved (:mod:`kc_sim.play.faults`; re-exported here).
+  game record is saved (:mod:`kc_sim.play.driver.faults`; re-exported here).
 
 A fault in the compiled loop is found (by bisection when a policy raises) and the round
 replayed through the Python loop, which raises the AgentFault with the round's record.
@@ -33,17 +33,17 @@ from kc_sim.core import match as match_rule
 from kc_sim.core.policy_set import PolicySet, policy_ref
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
-from kc_sim.play.faults import (
+from kc_sim.play.driver.faults import (
     DEFAULT_FAULT_DIR,
     AgentFault,
     first_failing,
     raises,
     unreproduced,
 )
-from kc_sim.play.match import MATCH_KINDS, Match
-from kc_sim.play.python_loop import PythonLoop, write_row
-from kc_sim.play.registry import load_agents, trusted
-from kc_sim.play.seat import SeatFault
+from kc_sim.play.driver.match import MATCH_KINDS, Match
+from kc_sim.play.driver.python_loop import PythonLoop, write_row
+from kc_sim.play.agents.registry import load_agents, trusted
+from kc_sim.play.driver.seat import SeatFault
 
 __all__ = ["AgentFault", "MATCH_KINDS", "play_rounds", "play_matches", "record_round", "record_row",  # noqa: F822 - __getattr__
            "max_match_rounds", "policies_tuple", "policy_set", "loop_name", "compiled_loop", "warm", "WARM_SETS",
@@ -53,10 +53,10 @@ _ROWS_PER_CALL = 1 << 16          # round rows per compiled play_matches call (m
 
 
 def __getattr__(name):
-    # re-exported lazily: kc_sim.play.recorded imports the generic loop's play_round, which
+    # re-exported lazily: kc_sim.play.recording.recorded imports the generic loop's play_round, which
     # compiles on first use, and importing the runner compiles nothing
     if name in ("record_round", "record_row"):
-        from kc_sim.play import recorded
+        from kc_sim.play.recording import recorded
         return getattr(recorded, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -28,7 +28,7 @@ from kc_sim.core.step import apply, deal
 from kc_sim.game.actions import action_text
 from kc_sim.game.cards import parse_card
 from kc_sim.game.rules import DRAW, LAYOUT_KINGS, SCORING, parse_rules
-from kc_sim.play.registry import load_agent
+from kc_sim.play.agents.registry import load_agent
 from kc_sim.play.runner import play_rounds
 from tests.helpers.positions import play_turn, position
 

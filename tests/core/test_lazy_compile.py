@@ -12,7 +12,7 @@ import pytest
 from kc_sim.core import layout, loop, policy
 from kc_sim.game.rules import parse_rules
 from kc_sim.play import runner
-from kc_sim.play.registry import load_agents
+from kc_sim.play.agents.registry import load_agents
 from tests.helpers.compile_events import LISTENER
 
 _NO_COMPILE_ON_IMPORT = LISTENER + r"""

@@ -27,8 +27,8 @@ from kc_sim.core.rng import below
 from kc_sim.game.cards import ALL_MASK
 from kc_sim.game.rules import parse_rules
 from kc_sim.play import registry, runner
-from kc_sim.play.agent import AgentSpec
-from kc_sim.play.registry import load_agent
+from kc_sim.play.agents.interface import AgentSpec
+from kc_sim.play.agents.registry import load_agent
 from tests.helpers.compile_events import LISTENER
 
 GREEDY, RANDOM, KING, MERGER = (load_agent(n) for n in ("greedy", "random", "king-first", "merger"))

@@ -15,8 +15,8 @@ from kc_sim.learn import actor  # noqa: E402
 from kc_sim.learn.net_eval import deal_seeds, evaluate  # noqa: E402
 from kc_sim.learn.net_policy import load_slot, slot_policy  # noqa: E402
 from kc_sim.learn.qnet import QNet  # noqa: E402
-from kc_sim.play.agent import AgentSpec  # noqa: E402
-from kc_sim.play.registry import load_agent  # noqa: E402
+from kc_sim.play.agents.interface import AgentSpec  # noqa: E402
+from kc_sim.play.agents.registry import load_agent  # noqa: E402
 from kc_sim.play.runner import play_rounds  # noqa: E402
 
 

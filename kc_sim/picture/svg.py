@@ -1,5 +1,5 @@
 """A position of Kings in the Corner drawn as SVG: ``kc-sim render``, Jupyter
-(``Game._repr_svg_``) and the replay pages (:mod:`kc_sim.records.replay_page`).
+(``Game._repr_svg_``) and the replay pages (:mod:`kc_sim.picture.replay_page`).
 
 The picture follows the table of the rule book: the stock face down in the middle, the
 four side piles N E S W next to it and the four corner piles NE SE SW NW on the
