@@ -46,16 +46,13 @@ import numpy as np
 
 from agents.common import greedy_action
 from agents.planner import planner_act_in
+from agents.plans import MAX_PLAN, PLAN0, next_planned, store_plan
 from agents.search import (
     DEFAULT_WEIGHTS,
     MAX_NODES,
-    MAX_PLAN,
-    PLAN0,
     TABLE_SIZE,
     WS_SIZE,
-    next_planned,
     search,
-    store_plan,
     unseen_mask,
 )
 from kc_sim.core.bits import lowest
@@ -227,6 +224,46 @@ def rollout(w, seat, pmem, horizon, nodes, win_w, block_loss, ws, plans, lens, s
     return v
 
 
+@nb.njit(cache=True, inline="always")
+def _turn_ends(vis, plans, lens, k, w):
+    """Each candidate's turn played once on the visible copy ``vis`` (``w`` the scratch state):
+    a plan moves only the seat's own cards and the piles (no candidate goes out: the line that
+    does is played at once), so in every world the candidate's turn ends in this position
+    with the world's other hands. Row i holds candidate i's end (the state before the stock
+    area), or ``DONE`` set when its turn ended the round (cannot happen: a full replay then)."""
+    ends = np.empty((k, STOCK), np.int64)
+    for i in range(k):
+        copy_live(w, vis)
+        for j in range(lens[i]):
+            apply(w, plans[i, j])
+        if w[DONE]:
+            ends[i, DONE] = 1
+        else:
+            for j in range(STOCK):
+                ends[i, j] = w[j]
+    return ends
+
+
+@nb.njit(cache=True, inline="always")
+def _after_turn(w, world, ends, i, plans, lens, seat, players):
+    """Into ``w``: sampled ``world`` after candidate i's turn (before its stop): the turn's end
+    from ``ends`` with the world's other hands and stock, or the turn replayed."""
+    if ends[i, DONE]:
+        copy_live(w, world)
+        for j in range(lens[i]):
+            apply(w, plans[i, j])
+        return
+    for j in range(STOCK):
+        w[j] = ends[i, j]
+    for s in range(players):
+        if s != seat:
+            w[HAND + 2 * s] = world[HAND + 2 * s]
+            w[HAND + 2 * s + 1] = world[HAND + 2 * s + 1]
+            w[HAND_N + s] = world[HAND_N + s]
+    for j in range(STOCK + world[STOCK_POS], STOCK + world[STOCK_LEN]):
+        w[j] = world[j]
+
+
 @nb.njit(cache=True)
 def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win_w=WIN_WEIGHT, block_loss=True):
     """The sampler's decision with ``budget`` worlds per decision, rollouts of at most
@@ -267,19 +304,7 @@ def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win
     visible_copy(st, seat, vis)
     world = np.empty(STATE_SIZE, np.int64)
     w = np.empty(STATE_SIZE, np.int64)
-    # each candidate's turn played once on the visible copy: a plan moves only the seat's own
-    # cards and the piles (no candidate goes out: the line that does is played at once above),
-    # so in every world the candidate's turn ends in this position with the world's other hands
-    ends = np.empty((k, STOCK), np.int64)
-    for i in range(k):
-        copy_live(w, vis)
-        for j in range(lens[i]):
-            apply(w, plans[i, j])
-        if w[DONE]:                       # cannot happen (see above): fall back to a full replay
-            ends[i, DONE] = 1
-        else:
-            for j in range(STOCK):
-                ends[i, j] = w[j]
+    ends = _turn_ends(vis, plans, lens, k, w)
     pmem = np.zeros((st[PLAYERS], MEM_SIZE), np.int64)
     total = np.zeros(k, np.float64)
     if st[STOCK_LEN] <= st[STOCK_POS]:      # no stock left: the round's end is near, play it out
@@ -289,20 +314,7 @@ def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win
     for _ in range(budget):
         deal_world(vis, st, seat, cards, n, mem, world)
         for i in range(k):
-            if ends[i, DONE]:
-                copy_live(w, world)
-                for j in range(lens[i]):
-                    apply(w, plans[i, j])
-            else:
-                for j in range(STOCK):
-                    w[j] = ends[i, j]
-                for s in range(st[PLAYERS]):
-                    if s != seat:
-                        w[HAND + 2 * s] = world[HAND + 2 * s]
-                        w[HAND + 2 * s + 1] = world[HAND + 2 * s + 1]
-                        w[HAND_N + s] = world[HAND_N + s]
-                for j in range(STOCK + world[STOCK_POS], STOCK + world[STOCK_LEN]):
-                    w[j] = world[j]
+            _after_turn(w, world, ends, i, plans, lens, seat, st[PLAYERS])
             if not w[DONE]:
                 apply(w, STOP)
             total[i] += rollout(w, seat, pmem, horizon, nodes, win_w, block_loss, ws, rp, rl, rs)

@@ -8,11 +8,9 @@ import numpy as np
 import pytest
 
 from agents.planner import planner_policy
+from agents.plans import M_LEN, M_TURN, MAX_PLAN
 from agents.search import (
     DEFAULT_WEIGHTS,
-    M_LEN,
-    M_TURN,
-    MAX_PLAN,
     evaluate,
     pack_piles,
     pile_get,
