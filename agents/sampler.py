@@ -244,26 +244,6 @@ def _turn_ends(vis, plans, lens, k, w):
     return ends
 
 
-@nb.njit(cache=True, inline="always")
-def _after_turn(w, world, ends, i, plans, lens, seat, players):
-    """Into ``w``: sampled ``world`` after candidate i's turn (before its stop): the turn's end
-    from ``ends`` with the world's other hands and stock, or the turn replayed."""
-    if ends[i, DONE]:
-        copy_live(w, world)
-        for j in range(lens[i]):
-            apply(w, plans[i, j])
-        return
-    for j in range(STOCK):
-        w[j] = ends[i, j]
-    for s in range(players):
-        if s != seat:
-            w[HAND + 2 * s] = world[HAND + 2 * s]
-            w[HAND + 2 * s + 1] = world[HAND + 2 * s + 1]
-            w[HAND_N + s] = world[HAND_N + s]
-    for j in range(STOCK + world[STOCK_POS], STOCK + world[STOCK_LEN]):
-        w[j] = world[j]
-
-
 @nb.njit(cache=True)
 def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win_w=WIN_WEIGHT, block_loss=True):
     """The sampler's decision with ``budget`` worlds per decision, rollouts of at most
@@ -283,11 +263,7 @@ def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win
     k, _ = search(st, seat, DEFAULT_WEIGHTS, SEARCH_NODES, K_PLANS, plans, lens, scores, True, True, ws)
     if k > 0 and scores[0] == 0:          # the best line goes out: the round is won now
         return _play(mem, st, plans[0], lens[0])
-    has_stop = False
-    for i in range(k):
-        if lens[i] == 0:
-            has_stop = True
-    if not has_stop and (k == 0 or stop_legal(st)):
+    if not (lens[:k] == 0).any() and (k == 0 or stop_legal(st)):    # stop is a candidate
         lens[k] = 0
         k += 1
     if k == 1 or budget <= 0:
@@ -314,7 +290,20 @@ def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win
     for _ in range(budget):
         deal_world(vis, st, seat, cards, n, mem, world)
         for i in range(k):
-            _after_turn(w, world, ends, i, plans, lens, seat, st[PLAYERS])
+            if ends[i, DONE]:
+                copy_live(w, world)
+                for j in range(lens[i]):
+                    apply(w, plans[i, j])
+            else:                         # the turn's end, with this world's other hands and stock
+                for j in range(STOCK):
+                    w[j] = ends[i, j]
+                for s in range(st[PLAYERS]):
+                    if s != seat:
+                        w[HAND + 2 * s] = world[HAND + 2 * s]
+                        w[HAND + 2 * s + 1] = world[HAND + 2 * s + 1]
+                        w[HAND_N + s] = world[HAND_N + s]
+                for j in range(STOCK + world[STOCK_POS], STOCK + world[STOCK_LEN]):
+                    w[j] = world[j]
             if not w[DONE]:
                 apply(w, STOP)
             total[i] += rollout(w, seat, pmem, horizon, nodes, win_w, block_loss, ws, rp, rl, rs)

@@ -290,7 +290,7 @@ def move_pile(st, s, p):
     st[ACTIONS] += 1
 
 
-@kernel
+@kernel(inline="always")
 def stop(st):
     """The seat to act stops: its turn closes (with the draw under draw=end, and the round
     ending blocked after a full circle of idle turns), then, unless the round is over, the
@@ -298,7 +298,8 @@ def stop(st):
     the closed turn drew (-1: none), which a game record's turn names and which the next
     turn's opening would otherwise overwrite. Every stop of every caller is this function:
     ``apply``, the loops' event log (``kc_sim.core.loop.play_action``), the environments'
-    step (``kc_sim.env.step.env_step``) and ``Game.play``."""
+    step (``kc_sim.env.step.env_step``) and ``Game.play``. Compiled inline into each, so
+    ``apply`` compiles to the code it was before it called this."""
     close_turn(st)
     drew = st[DREW]
     if not st[DONE]:

@@ -55,6 +55,7 @@ from kc_sim.play.table.view import (
 )
 from kc_sim.play.driver.seat import SeatedAgents, SeatFault
 from kc_sim.records.format import make_record, turns_from_log
+from kc_sim.support.lazy import OnFirstUse
 
 __all__ = ["PythonLoop", "begin", "step", "OVER", "ILLEGAL", "NOT_ACTION"]
 
@@ -115,16 +116,15 @@ def step(addr, a):
     return _next(st, addr)
 
 
-_ENTRY: dict = {}
+#: ``begin`` and ``step`` as their compiled entry points, compiled (or loaded from the cache) on first use
+_ENTRY = OnFirstUse({"begin": lambda: begin.compile("int64(int64, int64, int64, int64)"),
+                     "step": lambda: step.compile("int64(int64, int64)")})
 
 
 def entry_points() -> tuple:
     """``(begin, step)`` as their compiled entry points, compiled (or loaded from the cache)
     on first use. Called directly they skip the dispatcher's type resolution, half the
     cost of a call that takes integers only."""
-    if not _ENTRY:
-        _ENTRY["begin"] = begin.compile("int64(int64, int64, int64, int64)")
-        _ENTRY["step"] = step.compile("int64(int64, int64)")
     return _ENTRY["begin"], _ENTRY["step"]
 
 

@@ -36,6 +36,7 @@ from kc_sim.play.table.view import SeatView
 from kc_sim.play.agents.registry import load_agent
 from kc_sim.play.driver.faults import SeatFault
 from kc_sim.play.watchdog import AgentStalled
+from kc_sim.support.lazy import OnFirstUse
 
 __all__ = ["SeatedAgents", "SeatFault", "as_action", "ACTION_HELP"]
 
@@ -90,15 +91,10 @@ def made(spec: AgentSpec):
         raise UserError(f"agent {spec.name!r} could not be made: its constructor {_raised(e)}") from e
 
 
-_SEED: list = []              # seed_policies' compiled entry point, on first use
+#: ``seed_policies`` as its compiled entry point, on first use: called directly it skips the
+#: dispatcher's type resolution (the driver calls it once a round)
+_SEEDER = OnFirstUse({"seed_policies": lambda: seed_policies.compile("void(int64[:, ::1], int64, int64)")})
 _SEED_READERS: dict = {}      # players -> struct reader of mem[:players, 0] (rows MEM_SIZE int64 apart)
-
-
-def _seeder():
-    """``seed_policies`` as its compiled entry point: called directly it skips the
-    dispatcher's type resolution (the driver calls it once a round)."""
-    _SEED.append(seed_policies.compile("void(int64[:, ::1], int64, int64)"))
-    return _SEED[0]
 
 
 def _seed_reader(k: int):
@@ -146,7 +142,7 @@ class SeatedAgents:
         ``seat_map[s]``: seed every seat's memory, then each Python agent's ``start_round``."""
         seat_map = [int(m) for m in seat_map]
         k = len(seat_map)
-        (_SEED[0] if _SEED else _seeder())(self.mem, int(round_seed), k)
+        _SEEDER["seed_policies"](self.mem, int(round_seed), k)
         self.seat_map = seat_map
         self.round_acts = acts = [None] * k
         self.round_policies = policies = [None] * k
