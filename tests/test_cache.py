@@ -55,10 +55,10 @@ def test_every_entry_point_shares_one_compile_cache(tmp_path):
 def _compiles(node) -> bool:
     """Whether a module-level statement compiles with numba as it runs: a function decorated
     with a compiler (``nb.njit``, ``kernel``, ...) or a call of one (``nb.njit(...)(f)``)."""
-    from tests.test_layout import COMPILERS, _is_compiled
+    from tests.test_layout import COMPILERS, is_compiled
 
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return _is_compiled(node)
+        return is_compiled(node)
     if isinstance(node, (ast.ClassDef, ast.If, ast.Try, ast.With)):
         return False
     for sub in ast.walk(node):
@@ -79,9 +79,9 @@ def _imports_core(node) -> bool:
 
 
 def _packages():
-    from tests.test_layout import _params
+    from tests.test_layout import package_params
 
-    return _params()
+    return package_params()
 
 
 @pytest.mark.parametrize("package", _packages())

@@ -171,12 +171,12 @@ def _packages() -> list[str]:
     return sorted({package_of(m) for m in modules()})
 
 
-def _params():
+def package_params():
     return [pytest.param(p, marks=pytest.mark.xfail(strict=False, reason=f"{p}: {PENDING[p]}"))
             if p in PENDING else p for p in _packages()]
 
 
-def _is_compiled(fn: ast.FunctionDef) -> bool:
+def is_compiled(fn: ast.FunctionDef) -> bool:
     for d in fn.decorator_list:
         target = d.func if isinstance(d, ast.Call) else d
         name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
@@ -196,9 +196,9 @@ def long_functions(name: str) -> list[str]:
         if n <= MAX_FUNCTION_LINES:
             continue
         doc = ast.get_docstring(node) or ""
-        if _is_compiled(node) and "numba" in doc:
+        if is_compiled(node) and "numba" in doc:
             continue
-        kind = "compiled kernel without a docstring saying why numba needs it whole" if _is_compiled(node) \
+        kind = "compiled kernel without a docstring saying why numba needs it whole" if is_compiled(node) \
             else "plain-Python function"
         out.append(f"{name}.{node.name} ({modules()[name].relative_to(ROOT)}:{node.lineno}): {n} lines, {kind}")
     return out
@@ -206,7 +206,7 @@ def long_functions(name: str) -> list[str]:
 
 # --- the checks -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("package", _params())
+@pytest.mark.parametrize("package", package_params())
 def test_no_import_cycle(package):
     """No cycle through a module of ``package``, counting imports inside functions (the
     imports of :data:`PENDING_IMPORTS` left out: their own part removes them)."""
@@ -239,14 +239,14 @@ def test_no_shim_or_pending_module_left_at_the_root():
     assert not left, f"shims or modules still to move at the root of kc_sim/: {left}"
 
 
-@pytest.mark.parametrize("package", _params())
+@pytest.mark.parametrize("package", package_params())
 def test_no_module_over_500_lines(package):
     long = [f"{m} ({n} lines)" for m, f in modules().items() if package_of(m) == package
             for n in [len(f.read_text(encoding="utf-8").splitlines())] if n > MAX_MODULE_LINES]
     assert not long, "modules over 500 lines: " + ", ".join(long)
 
 
-@pytest.mark.parametrize("package", _params())
+@pytest.mark.parametrize("package", package_params())
 def test_no_function_over_80_lines(package):
     long = [line for m in modules() if package_of(m) == package for line in long_functions(m)]
     assert not long, "functions over 80 lines:\n" + "\n".join(long)
@@ -258,5 +258,5 @@ def test_the_checks_see_what_they_check():
     assert "kc_sim.core.layout" in imports("kc_sim.core.step")
     assert package_of("kc_sim.errors") == "kc_sim" and package_of("kc_sim.play.agents.registry") == "kc_sim.play"
     src = ast.parse("@nb.njit(cache=True)\ndef f(): pass\n@kernel\ndef g(): pass\ndef h(): pass\n")
-    assert [_is_compiled(f) for f in src.body] == [True, True, False]
+    assert [is_compiled(f) for f in src.body] == [True, True, False]
     assert _one_cycle(["a", "b", "c"], {"a": ["b"], "b": ["c"], "c": ["a"]}) == ["a", "b", "c", "a"]

@@ -7,5 +7,6 @@ from kc_sim.play.driver.faults import (  # noqa: F401
     first_failing,
     hook_fault,
     raises,
+    SeatFault,
     unreproduced,
 )
