@@ -93,7 +93,7 @@ from kc_sim.core.legal import stop_legal
 from kc_sim.core.policy import compiled_policy
 from kc_sim.game.cards import FITS_ON, KING, NON_KINGS_MASK, RANK
 from kc_sim.game.variants import R_KING_ON_EMPTY_SIDE
-from kc_sim.play.agent import AgentSpec
+from kc_sim.play.agents.interface import AgentSpec
 
 #: mem slot of ``greedy-hold-kings``: turn number + 1 of the current holding turn
 M_HOLD_TURN = 1

@@ -14,7 +14,7 @@ from kc_sim.game.actions import (
     place_id,
 )
 from kc_sim.game.cards import KING, RANK
-from kc_sim.play.agent import AgentSpec, PythonAgent
+from kc_sim.play.agents.interface import AgentSpec, PythonAgent
 
 
 @compiled_policy(allocates=False)

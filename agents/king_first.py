@@ -8,7 +8,7 @@ from kc_sim.core.ids import move_id, place_id
 from kc_sim.core.layout import N_SIDES, PILE_BASE, STOP
 from kc_sim.core.policy import compiled_policy
 from kc_sim.game.cards import KING, KINGS_MASK, RANK
-from kc_sim.play.agent import AgentSpec
+from kc_sim.play.agents.interface import AgentSpec
 
 
 @compiled_policy(allocates=False)

@@ -19,7 +19,7 @@ from kc_sim.core.ids import place_id
 from kc_sim.core.layout import STOP
 from kc_sim.core.policy import compiled_policy
 from kc_sim.game.cards import NON_KINGS_MASK
-from kc_sim.play.agent import AgentSpec
+from kc_sim.play.agents.interface import AgentSpec
 
 
 @nb.njit(cache=True, inline="always")

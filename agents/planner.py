@@ -8,23 +8,19 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from agents.plans import MAX_PLAN, PLAN0, next_planned, store_plan, would_block
 from agents.search import (
     DEFAULT_WEIGHTS,
     MAX_NODES,
-    MAX_PLAN,
-    PLAN0,
     TABLE_SIZE,
     WS_SIZE,
-    next_planned,
     search,
-    store_plan,
-    would_block,
 )
 from kc_sim.core.kernel import kernel
 from kc_sim.core.layout import STOP
 from kc_sim.core.legal import has_play
 from kc_sim.core.policy import compiled_policy
-from kc_sim.play.agent import AgentSpec
+from kc_sim.play.agents.interface import AgentSpec
 
 _W = DEFAULT_WEIGHTS
 

@@ -20,7 +20,7 @@ import numba as nb
 
 from kc_sim.core.policy import MEM_SIZE, POLICY_SIG, random_policy
 from kc_sim.core.rng import derive
-from kc_sim.play.agent import AgentOption, AgentSpec
+from kc_sim.play.agents.interface import AgentOption, AgentSpec
 
 #: the highest salt ``random:N`` takes
 MAX_SALT = 2**31 - 1

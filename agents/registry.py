@@ -1,6 +1,6 @@
-"""Old import path, kept working: finding agents by name now lives in :mod:`kc_sim.play.registry`."""
+"""Old import path, kept working: finding agents by name now lives in :mod:`kc_sim.play.agents.registry`."""
 
-from kc_sim.play.registry import (
+from kc_sim.play.agents.registry import (
     BASELINES,
     builtin_agents,
     builtin_labels,

@@ -46,16 +46,13 @@ import numpy as np
 
 from agents.common import greedy_action
 from agents.planner import planner_act_in
+from agents.plans import MAX_PLAN, PLAN0, next_planned, store_plan
 from agents.search import (
     DEFAULT_WEIGHTS,
     MAX_NODES,
-    MAX_PLAN,
-    PLAN0,
     TABLE_SIZE,
     WS_SIZE,
-    next_planned,
     search,
-    store_plan,
     unseen_mask,
 )
 from kc_sim.core.bits import lowest
@@ -85,7 +82,7 @@ from kc_sim.core.rng import below
 from kc_sim.core.step import add_to_hand, apply, hand_penalty
 from kc_sim.game.cards import N_CARDS
 from kc_sim.game.variants import R_DECKS
-from kc_sim.play.agent import AgentOption, AgentSpec
+from kc_sim.play.agents.interface import AgentOption, AgentSpec
 
 #: worlds sampled per decision by ``sampler``
 DEFAULT_BUDGET = 16
@@ -227,6 +224,26 @@ def rollout(w, seat, pmem, horizon, nodes, win_w, block_loss, ws, plans, lens, s
     return v
 
 
+@nb.njit(cache=True, inline="always")
+def _turn_ends(vis, plans, lens, k, w):
+    """Each candidate's turn played once on the visible copy ``vis`` (``w`` the scratch state):
+    a plan moves only the seat's own cards and the piles (no candidate goes out: the line that
+    does is played at once), so in every world the candidate's turn ends in this position
+    with the world's other hands. Row i holds candidate i's end (the state before the stock
+    area), or ``DONE`` set when its turn ended the round (cannot happen: a full replay then)."""
+    ends = np.empty((k, STOCK), np.int64)
+    for i in range(k):
+        copy_live(w, vis)
+        for j in range(lens[i]):
+            apply(w, plans[i, j])
+        if w[DONE]:
+            ends[i, DONE] = 1
+        else:
+            for j in range(STOCK):
+                ends[i, j] = w[j]
+    return ends
+
+
 @nb.njit(cache=True)
 def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win_w=WIN_WEIGHT, block_loss=True):
     """The sampler's decision with ``budget`` worlds per decision, rollouts of at most
@@ -246,11 +263,7 @@ def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win
     k, _ = search(st, seat, DEFAULT_WEIGHTS, SEARCH_NODES, K_PLANS, plans, lens, scores, True, True, ws)
     if k > 0 and scores[0] == 0:          # the best line goes out: the round is won now
         return _play(mem, st, plans[0], lens[0])
-    has_stop = False
-    for i in range(k):
-        if lens[i] == 0:
-            has_stop = True
-    if not has_stop and (k == 0 or stop_legal(st)):
+    if not (lens[:k] == 0).any() and (k == 0 or stop_legal(st)):    # stop is a candidate
         lens[k] = 0
         k += 1
     if k == 1 or budget <= 0:
@@ -267,19 +280,7 @@ def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win
     visible_copy(st, seat, vis)
     world = np.empty(STATE_SIZE, np.int64)
     w = np.empty(STATE_SIZE, np.int64)
-    # each candidate's turn played once on the visible copy: a plan moves only the seat's own
-    # cards and the piles (no candidate goes out: the line that does is played at once above),
-    # so in every world the candidate's turn ends in this position with the world's other hands
-    ends = np.empty((k, STOCK), np.int64)
-    for i in range(k):
-        copy_live(w, vis)
-        for j in range(lens[i]):
-            apply(w, plans[i, j])
-        if w[DONE]:                       # cannot happen (see above): fall back to a full replay
-            ends[i, DONE] = 1
-        else:
-            for j in range(STOCK):
-                ends[i, j] = w[j]
+    ends = _turn_ends(vis, plans, lens, k, w)
     pmem = np.zeros((st[PLAYERS], MEM_SIZE), np.int64)
     total = np.zeros(k, np.float64)
     if st[STOCK_LEN] <= st[STOCK_POS]:      # no stock left: the round's end is near, play it out
@@ -293,7 +294,7 @@ def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win
                 copy_live(w, world)
                 for j in range(lens[i]):
                     apply(w, plans[i, j])
-            else:
+            else:                         # the turn's end, with this world's other hands and stock
                 for j in range(STOCK):
                     w[j] = ends[i, j]
                 for s in range(st[PLAYERS]):

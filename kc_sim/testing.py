@@ -11,7 +11,7 @@ Run it on your own agent before you trust its numbers. It checks three things:
 3. **Blind to hidden cards** (compiled policies, which are handed the whole state): at
    every decision of the agent, shuffling the cards it cannot see (the other hands and the
    stock) must change neither its action nor its memory. Python agents are given only
-   their seat's :class:`~kc_sim.play.observation.SeatView`, so they cannot look.
+   their seat's :class:`~kc_sim.play.table.view.SeatView`, so they cannot look.
 
 :func:`round_rule_sets` (the 96 rule sets) and :func:`permute_hidden` are the pieces the
 project's own tests use too.
@@ -33,8 +33,8 @@ from kc_sim.core.step import apply, deal
 from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text
 from kc_sim.game.rules import DRAW, LAYOUT_KINGS, SCORING, RuleSet
-from kc_sim.play.registry import load_agent
-from kc_sim.play.runner import play_rounds
+from kc_sim.play.agents.registry import load_agent
+from kc_sim.play.driver.runner import play_rounds
 
 #: every combination of the switches that change a round (the match switch does not)
 ROUND_SWITCHES = list(itertools.product(DRAW, LAYOUT_KINGS, (True, False), (1, 2), (False, True), SCORING))

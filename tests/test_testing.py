@@ -15,7 +15,7 @@ from kc_sim.testing import check_agent, round_rule_sets
 HERE = Path(__file__).parent / "helpers" / "agents"
 FLAKY = '''
 import random
-from kc_sim.play.agent import PythonAgent
+from kc_sim.play.agents.interface import PythonAgent
 
 class Flaky(PythonAgent):
     """Legal, but draws from an unseeded generator: not reproducible."""

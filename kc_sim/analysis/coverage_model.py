@@ -186,7 +186,7 @@ def tally_of(model: Model, r: dict, m: dict | None = None) -> Tally:
 
 def _run_stats(model: Model, n_deals: int) -> RunStats:
     """An empty :class:`RunStats` of the model's runs (one deal per batch)."""
-    return RunStats(path=None, manifest={"schedule": {"lineups": [list(x) for x in model.lineups]}},
+    return RunStats(path=None, lineups=[list(x) for x in model.lineups],
                     labels=labels(model), players=model.players, rules="classic", mode="rounds", seed=0,
                     width=1, n_deals=n_deals)
 

@@ -51,8 +51,8 @@ from matplotlib.figure import Figure
 from kc_sim.analysis.run_stats import RunStats
 from kc_sim.analysis.scan import load_stats
 from kc_sim.analysis.text import fmt_num, fmt_pct
-from kc_sim.play.names import base_label
-from kc_sim.records.atomic import atomic_file
+from kc_sim.play.agents.names import base_label
+from kc_sim.support.atomic import atomic_file
 
 FIGURES_DIR = "figures"
 DPI = 110

@@ -24,8 +24,8 @@ they show the same numbers as the commands that print them (:mod:`kc_sim.analysi
   the agent with the widest range did best and worst. The deals are picked in one more
   streaming pass that keeps a few candidates per line-up (:func:`sample_deals`); the
   rounds are then played again from their seeds with the run's agents
-  (:func:`kc_sim.play.recorded.record_round`, as ``tournament --records`` does) and drawn
-  by :mod:`kc_sim.records.replay_page`. At most :data:`REPLAY_LINEUPS` line-ups are shown
+  (:func:`kc_sim.play.recording.recorded.record_round`, as ``tournament --records`` does) and drawn
+  by :mod:`kc_sim.picture.replay_page`. At most :data:`REPLAY_LINEUPS` line-ups are shown
   (those with the widest ranges). In a run of matches only first rounds are sampled
   (later rounds depend on the match so far).
 
@@ -47,8 +47,9 @@ from kc_sim.analysis.run_stats import RunStats
 from kc_sim.analysis.scan import load_stats
 from kc_sim.analysis.text import fmt_num, fmt_pct
 from kc_sim.errors import UserError
-from kc_sim.play.names import base_label
-from kc_sim.records.atomic import write_text_atomic
+from kc_sim.play.agents.names import base_label
+from kc_sim.runs import Manifest
+from kc_sim.support.atomic import write_text_atomic
 
 REPORT_FILE = "report.html"
 #: line-ups with sample replays in the report (the widest ranges between seatings)
@@ -102,12 +103,12 @@ def matches_table(data: RunStats):
     return header, rows, data.match_length()
 
 
-def schedule_note(manifest: dict, players: int) -> str:
+def schedule_note(manifest: Manifest | None, players: int) -> str:
     """What the seating schedule of the run is, and (cyclic rotations with 3 or more seats)
     the warning that pairwise figures then reflect who sits before whom."""
-    sched = manifest.get("schedule") or {}
-    kind = sched.get("seating", "rotations")
-    seatings = sched.get("seatings") or []
+    sched = manifest.schedule if manifest is not None else None
+    kind = sched.seating if sched is not None else "rotations"
+    seatings = sched.seatings if sched is not None else ()
     S, k = len(seatings) or players, players
     if kind == "balanced" and k <= 4:
         return (f"Seating: balanced. Every deal is played in all {k}! = {S} seatings of each line-up, so every "
@@ -128,7 +129,8 @@ def schedule_note(manifest: dict, players: int) -> str:
 
 def _rotated(data: RunStats) -> bool:
     """Cyclic rotations with 3 or more seats: pairwise figures reflect the seating order."""
-    return (data.manifest.get("schedule") or {}).get("seating", "rotations") == "rotations" and data.players >= 3
+    sched = data.manifest.schedule if data.manifest is not None else None
+    return (sched.seating if sched is not None else "rotations") == "rotations" and data.players >= 3
 
 
 def method_html(data: RunStats, res: Research) -> list[str]:
@@ -232,12 +234,12 @@ def sample_deals(run_dir, players: int, labels: list[str], per_lineup: int = 1,
 def _replay_rows(data: RunStats, deal: SampleDeal) -> list[tuple[str, dict]]:
     """Play the deal's two seatings again from their seeds with the run's agents; returns
     (heading, replay document) per seating."""
-    from kc_sim.play.recorded import record_round
-    from kc_sim.play.registry import load_agents
+    from kc_sim.play.recording.recorded import record_round
+    from kc_sim.play.agents.registry import load_agents
     from kc_sim.play.seeing import replay_doc
 
-    config = data.manifest.get("config", {})
-    by_label = dict(zip(config.get("labels", []), load_agents(config.get("agents", []))))
+    config = data.manifest.config
+    by_label = dict(zip(config.labels, load_agents(list(config.agents))))
     out = []
     for row in deal.rows:
         labels = [row[f"agent_{s}"] for s in range(data.players)]
@@ -261,12 +263,12 @@ def replays_html(data: RunStats, per_lineup: int = 1, lineups: int = REPLAY_LINE
     """The report's Sample rounds section: replays of the deals of :func:`sample_deals`,
     played again with the run's agents. A run folder is data: agents it names by a file or
     module are code, loaded only with ``run_agents`` (the person vouches for the run)."""
-    from kc_sim.play.registry import names_code
-    from kc_sim.records.replay_page import page_assets, replay_block
+    from kc_sim.play.agents.registry import names_code
+    from kc_sim.picture.replay_page import page_assets, replay_block
     from kc_sim.records.untrusted import display_names
 
     parts = ["<h2>Sample rounds</h2>"]
-    code = [n for n in data.manifest.get("config", {}).get("agents", []) if names_code(n)]
+    code = [n for n in data.manifest.config.agents if names_code(n)]
     if code and not run_agents:
         return parts + [f'<p class="note">No sample rounds: the run names agents that are code '
                         f'({esc(", ".join(display_names(code)))}), and kc-sim report runs code named by a run folder '
@@ -278,7 +280,7 @@ def replays_html(data: RunStats, per_lineup: int = 1, lineups: int = REPLAY_LINE
     if not deals:
         return parts + ['<p class="note">No sample rounds: no deal had different results in different '
                         "seatings.</p>"]
-    n_lu = len(data.manifest.get("schedule", {}).get("lineups", [])) or len({d.lineup for d in deals})
+    n_lu = len(data.lineups) or len({d.lineup for d in deals})
     parts.append('<p class="note">For each line-up, the deal whose results differ most between its seatings '
                  "(the sum over the agents of the range of each one's penalty across the seatings), replayed "
                  "in the seating where the agent with the widest range did best and in the one where it did "
@@ -288,7 +290,7 @@ def replays_html(data: RunStats, per_lineup: int = 1, lineups: int = REPLAY_LINE
                     "ranges" if n_lu > len({d.lineup for d in deals}) else "") + ".</p>")
     try:
         for d in deals:
-            lus = data.manifest.get("schedule", {}).get("lineups") or []
+            lus = data.lineups
             names = (" / ".join(data.labels[i] for i in lus[d.lineup]) if d.lineup < len(lus) else
                      " / ".join(str(d.rows[0][f"agent_{s}"]) for s in range(data.players)))
             parts.append(f"<h3>Line-up {d.lineup}: {esc(names)}: deal {d.group} (ranges sum to {d.spread})</h3>")
@@ -304,23 +306,21 @@ def replays_html(data: RunStats, per_lineup: int = 1, lineups: int = REPLAY_LINE
 
 def _config_rows(data: RunStats) -> list[list]:
     man = data.manifest
-    cfg = man.get("config", {})
-    sched = man.get("schedule", {})
-    versions = man.get("versions", {})
+    sched = man.schedule
     return [
-        ["command", man.get("command") or "-"],
+        ["command", man.command or "-"],
         ["agents", ", ".join(data.labels)],
         ["players (seats per table)", data.players],
         ["rules", f"{data.rules_label}   ({data.rules})"],
-        ["mode", cfg.get("mode", "rounds")],
+        ["mode", man.config.mode],
         ["rounds", f"{data.n:,}" + (f" in {data.n_matches:,} matches" if data.n_matches is not None else "")],
         ["deals", f"{data.deals:,}"],
-        ["seatings per deal", f"{len(sched.get('seatings') or []) or data.players} "
-                              f"({sched.get('seating', 'rotations')})"],
-        ["line-ups", "; ".join(" / ".join(data.labels[i] for i in lu) for lu in sched.get("lineups", []))],
+        ["seatings per deal", f"{(len(sched.seatings) if sched else 0) or data.players} "
+                              f"({sched.seating if sched else 'rotations'})"],
+        ["line-ups", "; ".join(" / ".join(data.labels[i] for i in lu) for lu in (sched.lineups if sched else ()))],
         ["seed", data.seed],
-        ["created / updated", f"{man.get('created', '-')} / {man.get('updated', '-')}"],
-        ["versions", ", ".join(f"{k} {v}" for k, v in versions.items())],
+        ["created / updated", f"{man.created or '-'} / {man.updated or '-'}"],
+        ["versions", ", ".join(f"{k} {v}" for k, v in man.versions.items())],
     ]
 
 

@@ -12,7 +12,7 @@ that prints it elsewhere, in one more streaming pass:
 * **Power**: rounds needed to detect 0.5pp and 1pp at 80% power, without and with the control
   variates (:func:`kc_sim.stats.power.power_of` on the same estimates: one pass for both).
 * **Stopping** (runs with ``--until decided``): the stop reason and each pair's final
-  confidence-sequence interval and status, from ``manifest["stop"]``.
+  confidence-sequence interval and status, from the manifest's ``stop``.
 
 A section that does not apply is left out (ratings with fewer than 3 agents; paired
 differences and power on a run of matches), and :attr:`Research.skipped` says why.
@@ -27,6 +27,7 @@ from kc_sim.analysis.html import esc, lines_html, table_html
 from kc_sim.analysis.power import SIMULATED_NOTE
 from kc_sim.analysis.text import digits_for_width, fmt_pct, fmt_pp, fmt_signed
 from kc_sim.errors import UserError
+from kc_sim.runs import StopInfo
 from kc_sim.stats.power import power_of
 from kc_sim.stats.run_stats import RunStats
 
@@ -42,14 +43,14 @@ class Research:
     ``ratings`` (the leaderboard DataFrame, its ``attrs["metagame"]`` included, or None),
     ``adjusted`` (:class:`~kc_sim.stats.variates.PairAdjusted` per pair, or None),
     ``power`` (difference -> :class:`~kc_sim.stats.power.Power` per pair), ``stop``
-    (``manifest["stop"]`` of an ``--until decided`` run, or None) and ``skipped`` (section
+    (the manifest's ``stop`` of an ``--until decided`` run, or None) and ``skipped`` (section
     -> why it is not shown)."""
 
     ratings: object = None
     bootstrap: int = 0
     adjusted: list | None = None
     power: dict = field(default_factory=dict)
-    stop: dict | None = None
+    stop: StopInfo | None = None
     skipped: dict = field(default_factory=dict)
 
 
@@ -84,9 +85,9 @@ def research(data: RunStats, bootstrap: int | None = None, seed: int = 0, diffs=
             out.power = {d: [power_of(p, d) for p in out.adjusted] for d in diffs}
         except UserError as e:
             out.skipped["paired"] = str(e)
-    stop = data.manifest.get("stop")
-    if stop and (data.manifest.get("config") or {}).get("until"):
-        out.stop = stop
+    man = data.manifest
+    if man is not None and man.stop is not None and man.config.until is not None:
+        out.stop = man.stop
     return out
 
 
@@ -219,11 +220,11 @@ def power_table(power: dict):
     return header, rows
 
 
-def stop_table(stop: dict):
+def stop_table(stop: StopInfo):
     """Each pair's final anytime-valid interval and status when the run stopped."""
     header = ["agent A", "agent B", "deals", "A finishes ahead [confidence sequence]", "status"]
-    rows = [[p["agents"][0], p["agents"][1], f"{int(p['deals']):,}", fmt_pct(p["mean"], p["lo"], p["hi"], digits=2),
-             p["status"]] for p in stop.get("pairs", [])]
+    rows = [[p.agents[0], p.agents[1], f"{p.deals:,}", fmt_pct(p.mean, p.lo, p.hi, digits=2), p.status]
+            for p in stop.pairs]
     return header, rows
 
 
@@ -277,14 +278,14 @@ def research_html(data: RunStats, res: Research) -> list[str]:
                       f"rounds of them. {esc(SIMULATED_NOTE)}.</p>",
                       table_html(*power_table(res.power), left=2)]
     if res.stop is not None:
-        until = (data.manifest.get("config") or {}).get("until") or {}
-        prec = until.get("precision")
+        until = data.manifest.config.until
+        prec = until.precision
         parts += ["<h2>Stopping</h2>",
-                  f'<p class="note">--until decided (alpha {esc(until.get("alpha"))}'
+                  f'<p class="note">--until decided (alpha {esc(until.alpha)}'
                   + (f", precision {esc(f'{100 * prec:g}pp')}" if prec else ", no precision") +
                   f"): checked after each block of deals in chunk order; stopped after "
-                  f"{int(res.stop.get('deals', 0)):,} deals ({int(res.stop.get('blocks', 0)):,} blocks).</p>",
-                  f'<p id="stop-reason"><b>Why it stopped:</b> {esc(res.stop.get("reason", "-"))}</p>',
+                  f"{res.stop.deals:,} deals ({res.stop.blocks:,} blocks).</p>",
+                  f'<p id="stop-reason"><b>Why it stopped:</b> {esc(res.stop.reason or "-")}</p>',
                   table_html(*stop_table(res.stop), left=2),
                   '<p class="note">The intervals here are anytime-valid confidence sequences: valid at whatever '
                   "deal the run stopped, so wider than a fixed-size interval. The fixed-size intervals of the other "

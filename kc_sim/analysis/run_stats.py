@@ -8,15 +8,22 @@ returns one.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kc_sim.analysis.text import rules_label
+from kc_sim.runs import Manifest
 from kc_sim.stats.run_stats import ROUND_VALUES
 from kc_sim.stats.run_stats import RunStats as _Numbers
 
 __all__ = ["ROUND_VALUES", "RunStats"]
 
 
+@dataclass
 class RunStats(_Numbers):
-    """The statistics of a run (:class:`kc_sim.stats.run_stats.RunStats`), with its caption."""
+    """The statistics of a run (:class:`kc_sim.stats.run_stats.RunStats`), with its caption
+    and the run's manifest (what the report says of the schedule and the stop)."""
+
+    manifest: Manifest | None = None
 
     @property
     def rules_label(self) -> str:

@@ -139,10 +139,9 @@ def scan_run(run_dir) -> RunStats:
     index = {name: i for i, name in enumerate(labels)}
     try:
         deals = reader.n_deals()
-        stats = RunStats(path=path, manifest=manifest.to_dict(), labels=labels, players=players,
-                         rules=config.rules, mode=config.mode, seed=config.seed, width=batch_width(deals),
-                         n_deals=deals)
-        stats._init_sums()
+        stats = RunStats(path=path, lineups=[list(lu) for lu in manifest.lineups], labels=labels,
+                         players=players, rules=config.rules, mode=config.mode, seed=config.seed,
+                         width=batch_width(deals), n_deals=deals, manifest=manifest)
         for t in reader.tables(layout.ROUNDS, round_columns(players)):
             arrays = round_arrays(t, players, index)
             del t

@@ -1,7 +1,7 @@
 """Benchmark of the agents: rounds per second per core in self-play.
 
 Every built-in agent plays ``rounds`` rounds against copies of itself through the
-compiled loop (``kc_sim.play.runner.play_rounds``, one core), and a trivial Python agent
+compiled loop (``kc_sim.play.driver.runner.play_rounds``, one core), and a trivial Python agent
 (:class:`FirstLegal`: ``return obs.legal[0]``) plays ``python_rounds`` rounds through
 the Python loop. A small warm-up runs first, so compilation and cache loading are not
 timed. Rates are per CPU-second of this process (``time.process_time``), which is the
@@ -21,9 +21,9 @@ import numpy as np
 
 from kc_sim.core import loop
 from kc_sim.game.rules import parse_rules
-from kc_sim.play.agent import AgentSpec, PythonAgent
-from kc_sim.play.registry import BASELINES, load_agent
-from kc_sim.play.runner import play_rounds
+from kc_sim.play.agents.interface import AgentSpec, PythonAgent
+from kc_sim.play.agents.registry import BASELINES, load_agent
+from kc_sim.play.driver.runner import play_rounds
 
 #: targets: rounds/s per core in 4-player classic self-play (the baselines' by default)
 COMPILED_TARGET = 200_000

@@ -54,7 +54,7 @@ _FIRST_ROUND = (
 LOOP_REPEATS = 15
 _SPECIALISED_COMPILE = (
     "import time, numpy as np; from kc_sim.core import loop; from kc_sim.game.rules import parse_rules; "
-    "from kc_sim.play import runner; from kc_sim.play.registry import load_agent; g = load_agent('greedy'); "
+    "from kc_sim.play.driver import runner; from kc_sim.play.agents.registry import load_agent; g = load_agent('greedy'); "
     "t = time.perf_counter(); play, seated = runner.compiled_loop([g] * 4, 'rounds'); "
     "play(np.zeros(1, np.int64), 4, parse_rules('classic').codes(), seated, np.zeros((1, loop.ROUND_COLS), np.int64)); "
     "print(time.perf_counter() - t)"
@@ -72,8 +72,8 @@ def loop_figures(rounds: int, rules, repeats: int = LOOP_REPEATS) -> dict:
     """Greedy 4-player self-play in the generic, specialised and hand-inlined loops, side by
     side: rounds/s and ns per decision (per CPU-second, the median batch), the ratios with
     their spread over the turns, and the seconds the specialised loop took to get here."""
-    from kc_sim.play import runner  # lazy: the registry reads entry points
-    from kc_sim.play.registry import load_agent
+    from kc_sim.play.driver import runner  # lazy: the registry reads entry points
+    from kc_sim.play.agents.registry import load_agent
 
     greedy = load_agent("greedy")
     codes = rules.codes()

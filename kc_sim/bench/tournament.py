@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from kc_sim.bench.spread import with_spread
-from kc_sim.play.registry import builtin_agents
+from kc_sim.play.agents.registry import builtin_agents
 
 COMMAND_REPEATS = 3
 

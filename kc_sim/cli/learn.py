@@ -78,34 +78,48 @@ def train(
     """Learn an agent against compiled kc-sim agents (needs kc-sim[train]) and write the model, its
     learning curve (parquet) and the figure. The last line names the agent to use in --agents."""
     given = {k for k, v in locals().items() if v is not None}
-    if method not in METHODS:
-        raise UserError(f"bad --method {method!r}: expected {' or '.join(METHODS)}")
-    wrong = [k for k in (_PPO_ONLY if method == "net" else _NET_ONLY) if k in given]
-    if wrong:
-        raise UserError(f"{', '.join(_flag(k) for k in wrong)} {'is' if len(wrong) == 1 else 'are'} not an option of "
-                        f"--method {method}")
+    _check_method(method, given)
     from kc_sim.learn.recipe import main_log  # lazy: kc-sim --help loads no numba
 
     log = None if quiet else main_log
     if method == "ppo":
         return _train_ppo(opponent or "random", players, steps or 1_000_000, out, rules, seed, envs, seat, observation,
                           reward, evals, eval_rounds, learning_rate, gamma, gae_lambda, ent_coef, resume, log)
+    _train_net(opponent or "greedy", players, minutes, steps, out, rules, seed, evals, resume, log,
+               {"teacher": teacher, "bc_rounds": bc_rounds, "bc_steps": bc_steps, "hidden": hidden, "hidden2": hidden2,
+                "rounds_per_iter": rounds_per_iter, "learning_rate": learning_rate, "temperature": temperature,
+                "gae_lambda": gae_lambda, "league": league, "eval_deals": eval_deals})
+
+
+def _check_method(method: str, given: set) -> None:
+    """``--method`` is known, and no option of the other method is given."""
+    if method not in METHODS:
+        raise UserError(f"bad --method {method!r}: expected {' or '.join(METHODS)}")
+    wrong = [k for k in (_PPO_ONLY if method == "net" else _NET_ONLY) if k in given]
+    if wrong:
+        raise UserError(f"{', '.join(_flag(k) for k in wrong)} {'is' if len(wrong) == 1 else 'are'} not an option of "
+                        f"--method {method}")
+
+
+def _train_net(opponent, players, minutes, steps, out, rules, seed, evals, resume, log, given: dict):
+    """``--method net``: the recipe's settings from the options given (the rest its defaults),
+    the training, and its result's lines."""
     from kc_sim.learn.recipe import Recipe, train_net
 
     defaults = Recipe()
+    g = given
     recipe = Recipe(
-        teacher=teacher or defaults.teacher,
-        bc_rounds=defaults.bc_rounds if bc_rounds is None else bc_rounds,
-        bc_steps=defaults.bc_steps if bc_steps is None else bc_steps,
-        h1=hidden or defaults.h1, h2=defaults.h2 if hidden2 is None else hidden2,
-        rounds_per_iter=rounds_per_iter or defaults.rounds_per_iter,
-        lr=learning_rate or defaults.lr, temperature=temperature or defaults.temperature,
-        gae_lambda=defaults.gae_lambda if gae_lambda is None else gae_lambda,
-        league=defaults.league if league is None else league,
-        eval_deals=eval_deals or defaults.eval_deals)
+        teacher=g["teacher"] or defaults.teacher,
+        bc_rounds=defaults.bc_rounds if g["bc_rounds"] is None else g["bc_rounds"],
+        bc_steps=defaults.bc_steps if g["bc_steps"] is None else g["bc_steps"],
+        h1=g["hidden"] or defaults.h1, h2=defaults.h2 if g["hidden2"] is None else g["hidden2"],
+        rounds_per_iter=g["rounds_per_iter"] or defaults.rounds_per_iter,
+        lr=g["learning_rate"] or defaults.lr, temperature=g["temperature"] or defaults.temperature,
+        gae_lambda=defaults.gae_lambda if g["gae_lambda"] is None else g["gae_lambda"],
+        league=defaults.league if g["league"] is None else g["league"],
+        eval_deals=g["eval_deals"] or defaults.eval_deals)
     if minutes is None and steps is None:
         minutes = 60.0
-    opponent = opponent or "greedy"
     res = train_net(opponent, players, minutes=minutes, steps=steps, out=out, rules=rules, seed=seed, recipe=recipe,
                     evals=evals, resume=resume, log=log)
     typer.echo(f"trained {res.steps:,} steps ({res.rounds:,} rounds) in {res.seconds:.0f} s: behaviour cloning "

@@ -41,7 +41,7 @@ def play(
     its text (7H>E, N>E, stop); 'help' explains, 'quit' or end of input stops. The game
     records are saved and their path printed."""
     # lazy: kc_sim.play and kc_sim.ui load the compiled core, which kc-sim --help does not need
-    from kc_sim.play.registry import parse_agent_list
+    from kc_sim.play.agents.registry import parse_agent_list
     from kc_sim.ui.terminal import play_session
 
     names = parse_agent_list(agents)

@@ -39,7 +39,7 @@ app = typer.Typer(
 
 def _agent_names(agents: str, players: int) -> list[str]:
     # lazy: kc_sim.play loads the compiled core, which kc-sim --help does not need
-    from kc_sim.play.registry import parse_agent_list
+    from kc_sim.play.agents.registry import parse_agent_list
 
     names = parse_agent_list(agents)
     if len(names) == 1:
@@ -60,7 +60,7 @@ def record(
 ):
     """Play rounds and write their game records (JSON Lines, FORMATS of kc-sim/game/1)."""
     # lazy, as in every command: each loads only what it uses
-    from kc_sim.play.recording import record_rounds
+    from kc_sim.play.recording.command import record_rounds
 
     rs = parse_rules(rules)
     rs.check_players(players)
@@ -90,7 +90,7 @@ def list_agents():
     then the name forms that loaders make (a trained model, OpenSpiel's IS-MCTS); an entry that
     cannot be imported is listed with the reason."""
     # lazy: see record
-    from kc_sim.play.registry import (
+    from kc_sim.play.agents.registry import (
         broken_agents,
         builtin_agents,
         builtin_labels,
@@ -237,7 +237,7 @@ def _guarded(fn):
 
 def _temporary_of(name, out) -> bool:
     """Whether ``name`` is the hidden temporary file an output ``out`` is written under
-    before it is renamed into place (``.x.jsonl.<pid>.tmp``, see kc_sim.records.atomic)."""
+    before it is renamed into place (``.x.jsonl.<pid>.tmp``, see kc_sim.support.atomic)."""
     if not isinstance(name, (str, os.PathLike)):
         return False
     p, o = Path(name), Path(out)

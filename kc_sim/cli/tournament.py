@@ -16,7 +16,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from kc_sim import CACHE_DIR
 from kc_sim.analysis.text import fmt_num, fmt_pct
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
@@ -282,7 +281,7 @@ def identical_notes(pairs) -> list[str]:
 def baseline_names(exclude: str | None = None) -> list[str]:
     """The four baseline agents, ``exclude`` (a canonical name) left out."""
     # lazy: loads numba (~1.5 s); kc-sim --help must not
-    from kc_sim.play.registry import BASELINES
+    from kc_sim.play.agents.registry import BASELINES
 
     return [n for n in BASELINES if n != exclude]
 
@@ -296,14 +295,15 @@ def warm(
     """Compile the loops tournaments play into the compile cache ahead of time (once, e.g.
     after installing; minutes for every default set): each set of agents gets the round loop compiled for its policies; later runs
     of that set load it in milliseconds. A run compiles its own loop if it is not there."""
-    from kc_sim.play import runner  # lazy: see record
-    from kc_sim.play.registry import parse_agent_list
+    from kc_sim.core.cache import configure  # lazy: see record
+    from kc_sim.play.driver import runner
+    from kc_sim.play.agents.registry import parse_agent_list
 
     sets = [parse_agent_list(a) for a in agents] if agents else runner.WARM_SETS
     total = time.perf_counter()
     for names, mode, loop, seconds in runner.warm(sets, ("rounds", "matches") if matches else ("rounds",)):
         typer.echo(f"{','.join(names):40s} {mode:8s} {loop:17s} {seconds:6.2f} s")
-    typer.echo(f"warm in {time.perf_counter() - total:.1f} s; compile cache {CACHE_DIR}")
+    typer.echo(f"warm in {time.perf_counter() - total:.1f} s; compile cache {configure()}")
 
 
 def bench_agent(
@@ -338,7 +338,7 @@ def bench_agent(
     With --until decided, stop as soon as every comparison is decided."""
     supervise(_stalled)          # the rest runs in a child this process watches (kc_sim.processes.supervise)
     # lazy: loads numba (~1.5 s); kc-sim --help must not
-    from kc_sim.play.registry import load_agent, parse_agent_list
+    from kc_sim.play.agents.registry import load_agent, parse_agent_list
     from kc_sim.tournament.run import run_tournament
 
     spec = load_agent(agent)

@@ -85,7 +85,6 @@ def _hand_cards(st, seat, cards):
 @nb.njit(cache=True)
 def features_of_state(st, players, out):
     """Fill ``out`` (length :func:`n_features`) with the features of a freshly dealt state."""
-    npf = 4
     corner_empty = False
     for p in range(FIRST_CORNER, N_PILES):
         if st[PILE_TOP + p] < 0:
@@ -96,6 +95,16 @@ def features_of_state(st, players, out):
         if t >= 0:
             side_fit |= FITS_ON[t]
     target = side_fit | (np.int64(KINGS_MASK) if corner_empty else np.int64(0))
+    _position_features(st, players, target, out)
+    _table_features(st, players, corner_empty, side_fit, out, 4 * players)   # after 4 per position
+
+
+@nb.njit(cache=True, inline="always")
+def _position_features(st, players, target, out):
+    """The features of each position in turn order from the first to act (``POSITION_FEATURES``,
+    4 each) into ``out``: kings held, cards fitting ``target`` (a side top, or a corner), cards
+    that fit on another card of the hand, and the mean rank."""
+    npf = 4
     cards = np.empty(64, dtype=np.int64)
     first = st[FIRST]
     for j in range(players):
@@ -119,7 +128,13 @@ def features_of_state(st, players, out):
         out[npf * j + 1] = fit
         out[npf * j + 2] = chain
         out[npf * j + 3] = rank / n if n > 0 else 0.0
-    b = npf * players
+
+
+@nb.njit(cache=True, inline="always")
+def _table_features(st, players, corner_empty, side_fit, out, b):
+    """The table's features (``TABLE_FEATURES``) into ``out[b:]``: layout kings and aces, side
+    piles that could move, the sides' mean top rank, kings in the stock and among the next
+    ``players`` cards, and those next cards that fit a side top (``side_fit``)."""
     layout_kings = 0
     layout_aces = 0
     merges = 0

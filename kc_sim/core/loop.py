@@ -19,8 +19,6 @@ match=eliminate_25). The round loop is a kernel (:mod:`kc_sim.core.kernel`): no 
 counting; the rules and steps it uses are compiled into it.
 """
 
-import threading
-
 import numba as nb
 import numpy as np
 from numba import types
@@ -45,10 +43,18 @@ from kc_sim.core.layout import (
     TURNS,
     WINNER,
 )
-from kc_sim.core.match import match_over, match_winners  # noqa: F401 - loop.match_over is read by the runner and UI
+from kc_sim.core.match import (  # noqa: F401 - ROUND_STREAM, match_over: read as loop.* by callers
+    ROUND_STREAM,
+    add_round,
+    match_over,
+    match_winners,
+    pass_deal,
+    round_seed,
+    seat_round,
+    write_match,
+)
 from kc_sim.core.policy import MEM_SIZE, SEAT_STREAM, compiling, seed_policies  # noqa: F401 - re-exported
 from kc_sim.core.policy_set import POLICIES_TYPE, call_policy, checks, seed_seats
-from kc_sim.core.rng import advance, derive, scale
 from kc_sim.core.rows import (  # noqa: F401 - callers read loop.C_*
     C_ACTIONS,
     C_BAD_ACTION,
@@ -74,8 +80,9 @@ from kc_sim.core.rows import (  # noqa: F401 - callers read loop.C_*
     STATUS_OK,
     STATUS_TOO_LONG,
 )
-from kc_sim.core.step import apply, close_turn, deal, next_turn
+from kc_sim.core.step import DEALER_STREAM, apply, deal, first_dealer, stop  # noqa: F401 - callers read loop.first_dealer
 from kc_sim.core.views import row_view
+from kc_sim.support.lazy import OnFirstUse
 
 # Why 20000: a legal round cannot come near it. Every card is placed at most once
 # (52 * decks placements), a pile move needs a non-empty side and only a placement on an
@@ -85,8 +92,6 @@ from kc_sim.core.views import row_view
 # 2,300 decisions with two decks and 8 seats (620 with one deck and 4). The cap only
 # catches a broken policy or core bug (STATUS_TOO_LONG) instead of hanging a run.
 MAX_DECISIONS = 20000
-DEALER_STREAM = 0x6465616C
-ROUND_STREAM = 0x726F756E
 
 # Log events written by play_round when given a log array. The log is one int64 array
 # so it stays in compiled code; an entry below N_ACTIONS (449) is an action id, and the
@@ -96,14 +101,6 @@ LOG_TURN = 1000           # LOG_TURN + seat: a turn opens (the events that follo
 LOG_CLOSE = 2000          # LOG_CLOSE + drawn card + 1 (+0: nothing drawn): the turn is over
 
 I1 = types.int64[::1]
-
-
-@kernel
-def first_dealer(seed, players):
-    """The dealer drawn at random from a seed (docs/rules.md, Seats, dealer and deal):
-    the first draw of a generator seeded with the seed's dealer stream."""
-    _, z = advance(np.uint64(derive(seed, np.int64(DEALER_STREAM))))  # int64, the type seed_policies gives it: one compile
-    return scale(z, players)
 
 
 @nb.njit(cache=True, inline="always")
@@ -122,10 +119,8 @@ def play_action(st, a, log, n):
     after the last card, the close). Returns the new log length."""
     n = log_event(log, n, a)
     if a == STOP:
-        close_turn(st)
-        n = log_event(log, n, LOG_CLOSE + st[DREW] + 1)
+        n = log_event(log, n, LOG_CLOSE + stop(st) + 1)
         if not st[DONE]:
-            next_turn(st)
             n = log_event(log, n, LOG_TURN + st[SEAT])
     else:
         apply(st, a)
@@ -213,14 +208,14 @@ def _play_rounds(seeds, players, rules, policies, out):
 
 
 def _play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, matches_out, match_base):
-    """Play one match per seed under the match switch (``kind`` a ``MatchKind``; the rule
-    is in ``kc_sim.core.match``), the deal passing left after every round. Round rows go to
+    """Play one match per seed under the match switch (``kind`` a ``MatchKind``), dealt,
+    seated and scored by the match rule (``kc_sim.core.match``). Round rows go to
     ``rounds_out`` in order (its length must allow every round); returns the number of
     round rows written, or -(1 + row) of a round stopped by a bad policy."""
     st = np.zeros(STATE_SIZE, dtype=np.int64)
     mem = np.zeros((MAX_SEATS, MEM_SIZE), dtype=np.int64)
     # counters start as np.int64(0), not 0: a literal 0 would have numba compile deal,
-    # seed_policies, write_round and match_over once more for the literal type (seconds)
+    # seed_policies, write_round and add_round once more for the literal type (seconds)
     row = np.int64(0)
     for m in range(seeds.shape[0]):
         totals = np.zeros(players, dtype=np.int64)
@@ -230,15 +225,8 @@ def _play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, m
         r = np.int64(0)
         while True:
             seat_map = np.zeros(MAX_SEATS, dtype=np.int64)
-            k = np.int64(0)
-            round_dealer = np.int64(0)
-            for s in range(players):
-                if active[s]:
-                    if s == dealer:
-                        round_dealer = k
-                    seat_map[k] = s
-                    k += 1
-            seed = derive(seeds[m], ROUND_STREAM + r)
+            k, round_dealer = seat_round(active, players, dealer, seat_map)
+            seed = round_seed(seeds[m], r)
             deal(st, seed, k, round_dealer, rules)
             seed_seats(policies, mem, seed, k)
             status, bad, _ = round_loop(st, policies, seat_map, mem, None)
@@ -249,20 +237,12 @@ def _play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, m
                 return -(1 + row)
             row += 1
             r += 1
-            for s in range(k):
-                totals[seat_map[s]] += st[PENALTY + s]
-            for s in range(players):
-                last_active[s] = active[s]
-            if match_over(kind, n_rounds, r, totals, active, players):
+            if add_round(kind, n_rounds, r, totals, active, last_active, seat_map, st[PENALTY:PENALTY + k], k,
+                         players):
                 break
-            dealer = (dealer + 1) % players
-            while not active[dealer]:
-                dealer = (dealer + 1) % players
-        matches_out[m, M_SEED] = seeds[m]
-        matches_out[m, M_ROUNDS] = r
-        matches_out[m, M_WINNERS] = match_winners(kind, totals, active, last_active, players)
-        for s in range(MAX_SEATS):
-            matches_out[m, M_TOTAL + s] = totals[s] if s < players else -1
+            dealer = pass_deal(dealer, active, players)
+        write_match(matches_out[m], seeds[m], r, match_winners(kind, totals, active, last_active, players), totals,
+                    players)
     return row
 
 
@@ -314,27 +294,24 @@ def _generic_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out
     return matches_loop(seeds, players, rules, kind, n_rounds, policies, rounds_out, matches_out, match_base)
 
 
-_GENERIC = {"play_round": (_generic_round, round_sig), "play_rounds": (_generic_rounds, rounds_sig),
-            "play_matches": (_generic_matches, matches_sig)}
-_GENERIC_OF_MODE = {"rounds": "play_rounds", "matches": "play_matches"}
-_generic_lock = threading.RLock()
-
-
-def _generic(name):
-    """The generic loop ``name``, compiled (or loaded from the cache) on first use."""
-    fn = globals().get(name)
-    if fn is not None:
-        return fn
-    with _generic_lock:
-        fn = globals().get(name)
-        if fn is None:
-            entry, sig = _GENERIC[name]
-            fn = nb.njit(**LOOP_OPTIONS)(entry)
-            with compiling():
-                fn.compile(sig(POLICIES_TYPE))
-            fn.disable_compile()
-            globals()[name] = fn
+def _compiled_generic(entry, sig):
+    """``entry`` compiled with its one signature (policies as ``POLICIES_TYPE``), compiling
+    then disabled: a call with other types is refused rather than compiled for."""
+    fn = nb.njit(**LOOP_OPTIONS)(entry)
+    with compiling():
+        fn.compile(sig(POLICIES_TYPE))
+    fn.disable_compile()
     return fn
+
+
+#: the generic loops by name, each compiled (or loaded from the cache) on first use, once per
+#: process; the module's ``__getattr__`` reads them, so ``loop.play_rounds`` is one of them
+GENERIC = OnFirstUse({
+    "play_round": lambda: _compiled_generic(_generic_round, round_sig),
+    "play_rounds": lambda: _compiled_generic(_generic_rounds, rounds_sig),
+    "play_matches": lambda: _compiled_generic(_generic_matches, matches_sig),
+})
+_GENERIC_OF_MODE = {"rounds": "play_rounds", "matches": "play_matches"}
 
 
 def compile_generic(mode):
@@ -343,10 +320,10 @@ def compile_generic(mode):
     process."""
     if mode not in _GENERIC_OF_MODE:
         raise ValueError(f"bad mode {mode!r}: expected 'rounds' or 'matches'")
-    return _generic(_GENERIC_OF_MODE[mode])
+    return GENERIC[_GENERIC_OF_MODE[mode]]
 
 
 def __getattr__(name):
-    if name in _GENERIC:
-        return _generic(name)
+    if name in GENERIC:
+        return GENERIC[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,6 +28,7 @@ from kc_sim.core.kernel import KERNEL_OPTIONS, kernel
 from kc_sim.core.layout import N_PILES, STOP
 from kc_sim.core.legal import count_moves, hand_mask, nth_play, place_mask
 from kc_sim.core.rng import below, derive
+from kc_sim.support.lazy import OnFirstUse
 
 MEM_SIZE = 64
 POLICY_SIG = types.int64(types.int64[::1], types.int64, types.int64[::1])
@@ -36,7 +37,6 @@ POLICY_TYPE = types.FunctionType(POLICY_SIG)
 
 _gc_lock = threading.Lock()
 _gc_depth = [0, False]       # compiles under way, and whether the collector was on before them
-_random_lock = threading.Lock()
 
 
 @contextmanager
@@ -88,11 +88,8 @@ def seed_policies(mem, seed, players):
 def __getattr__(name):
     # random_policy is compiled on first use, not on import of this module (every policy
     # module imports it; a run without random agents never needs the compile)
-    if name == "random_policy":
-        with _random_lock:
-            if "random_policy" not in globals():
-                globals()["random_policy"] = compiled_policy(_random_policy, allocates=False)
-        return globals()["random_policy"]
+    if name in _ON_FIRST_USE:
+        return _ON_FIRST_USE[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -126,3 +123,4 @@ def random_policy(st, seat, mem):
 
 _random_policy = random_policy     # compiled as ``random_policy`` by __getattr__ on first use
 del random_policy
+_ON_FIRST_USE = OnFirstUse({"random_policy": lambda: compiled_policy(_random_policy, allocates=False)})

@@ -17,7 +17,7 @@ argument, ``policies``; what they do with it is decided by its numba type, here:
   generic loop.
 
 Trusted policies are the agents kc-sim ships (the registry says which: those registered by
-kc-sim's own distribution, :mod:`kc_sim.play.registry`); every one is checked against the
+kc-sim's own distribution, :mod:`kc_sim.play.agents.registry`); every one is checked against the
 reference's legal moves by the agent tests and ``kc-sim bench-agent --check``, and the
 compiled-in loop is checked to play the same rows as the generic one
 (tests/core/test_policy_set.py). A policy written by a user keeps the check: an illegal
@@ -28,7 +28,7 @@ numba dispatcher defined at module level of a module with a source file
 (:func:`policy_ref`). Its name and a hash of its source file are in the type, so an
 edited policy file gets a new loop (as with numba's own cache, a change in a file it
 imports from is not seen; kc-sim's own sources are covered by the cache folder's hash,
-:mod:`kc_sim._cache`). Closures (``sampler:N``) and policies made in a notebook are not
+:mod:`kc_sim.core.cache`). Closures (``sampler:N``) and policies made in a notebook are not
 nameable and play in the generic loop.
 """
 

@@ -1,4 +1,4 @@
-"""Changing a round: deal and layout, place, move a pile, the end and start of a turn,
+"""Changing a round: the dealer, deal and layout, place, move a pile, the end and start of a turn,
 and scoring (docs/rules.md: Seats, dealer and deal; Actions; Drawing; End of the round; Scoring).
 
 The rule, in short: seven cards to each seat, one card face up on each side, the rest the
@@ -50,7 +50,7 @@ from kc_sim.core.layout import (
     WINNER,
 )
 from kc_sim.core.legal import has_play
-from kc_sim.core.rng import advance, scale
+from kc_sim.core.rng import advance, derive, scale
 from kc_sim.game.cards import KING, KINGS_MASK, N_CARDS, RANK, RANK_MASK
 from kc_sim.game.variants import (
     N_RULE_CODES,
@@ -65,6 +65,8 @@ from kc_sim.game.variants import (
 
 #: cards dealt to each player
 HAND_SIZE = 7
+#: the stream of a seed the dealer is drawn from (:func:`first_dealer`)
+DEALER_STREAM = 0x6465616C
 #: penalty per rank under scoring=face (index 0 unused): K Q J 10 count 10, A 1, others face value
 FACE_VALUE = np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10], dtype=np.int64)
 
@@ -101,6 +103,14 @@ def put_on_pile(st, p, c):
     st[PILE_TOP + p] = c
     st[PILE_MASK + p] |= np.int64(1) << c
     st[PILE_SIZE + p] += 1
+
+
+@kernel
+def first_dealer(seed, players):
+    """The dealer drawn at random from a seed (docs/rules.md, Seats, dealer and deal):
+    the first draw of a generator seeded with the seed's dealer stream."""
+    _, z = advance(np.uint64(derive(seed, np.int64(DEALER_STREAM))))  # int64, the type seed_policies gives it: one compile
+    return scale(z, players)
 
 
 @kernel
@@ -280,15 +290,29 @@ def move_pile(st, s, p):
     st[ACTIONS] += 1
 
 
+@kernel(inline="always")
+def stop(st):
+    """The seat to act stops: its turn closes (with the draw under draw=end, and the round
+    ending blocked after a full circle of idle turns), then, unless the round is over, the
+    next player's turn opens (with its draw under draw=start or if_stuck). Returns the card
+    the closed turn drew (-1: none), which a game record's turn names and which the next
+    turn's opening would otherwise overwrite. Every stop of every caller is this function:
+    ``apply``, the loops' event log (``kc_sim.core.loop.play_action``), the environments'
+    step (``kc_sim.env.step.env_step``) and ``Game.play``. Compiled inline into each, so
+    ``apply`` compiles to the code it was before it called this."""
+    close_turn(st)
+    drew = st[DREW]
+    if not st[DONE]:
+        next_turn(st)
+    return drew
+
+
 @kernel
 def apply(st, a):
-    """Apply a legal action id: place, move a pile, or stop (which ends the turn and,
-    unless the round ends, starts the next player's)."""
+    """Apply a legal action id: place, move a pile, or stop (:func:`stop`)."""
     if is_place(a):
         place(st, id_card(a), id_pile(a))
     elif is_move(a):
         move_pile(st, id_side(a), id_pile(a))
     else:
-        close_turn(st)
-        if not st[DONE]:
-            next_turn(st)
+        stop(st)

@@ -29,7 +29,7 @@ Agents and turns
 Actions
     ``Discrete(449)`` with the ids of docs/formats.md: ``c * 8 + p`` places card c on pile p,
     ``416 + s * 8 + p`` moves the whole side pile s onto pile p, ``448`` stops.
-    The raw env raises :class:`kc_sim.play.game.IllegalActionError` (a ValueError) on an illegal
+    The raw env raises :class:`kc_sim.play.table.game.IllegalActionError` (a ValueError) on an illegal
     action; the wrapped env ends the round instead, the offender getting
     ``illegal_reward`` (default: minus the penalty of a hand holding every card of the
     deck, 88 with classic scoring: worse than any real round) and the others 0.
@@ -136,10 +136,10 @@ from kc_sim.env.versions import AEC_NAME
 from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text
 from kc_sim.game.rules import RuleSet, parse_rules
-from kc_sim.play.game import Game, why_illegal
-from kc_sim.play.recorded import RecordedRound
-from kc_sim.play.registry import load_agent
-from kc_sim.play.seat import SeatedAgents
+from kc_sim.play.table.game import Game, why_illegal
+from kc_sim.play.recording.recorded import RecordedRound
+from kc_sim.play.agents.registry import load_agent
+from kc_sim.play.driver.seat import SeatedAgents
 from kc_sim.ui.render import render_table
 
 __all__ = ["env", "raw_env", "policy_from_agent", "AgentPolicy", "split_observation", "OBS", "OBS_SIZE",
@@ -212,7 +212,7 @@ class raw_env(AECEnv, EzPickle):
 
     @property
     def game(self) -> Game | None:
-        """The current round's :class:`~kc_sim.play.game.Game` (the full state: not for agents)."""
+        """The current round's :class:`~kc_sim.play.table.game.Game` (the full state: not for agents)."""
         return None if self.round is None else self.round.game
 
     # --- episode -------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ Arrays (``env.out``, preallocated: ``reset`` and ``step`` overwrite and return t
 Seeding
     ``reset(seeds)`` deals env i's round 0 from round seed ``seeds[i]`` exactly as the
     compiled round loop does (dealer ``first_dealer(seed, players)``, policy memories
-    seeded from the round seed), so rounds equal ``kc_sim.play.runner.play_rounds`` and
+    seeded from the round seed), so rounds equal ``kc_sim.play.driver.runner.play_rounds`` and
     the AEC env's ``reset(options={"round_seed": seed})``. ``reset(S)`` with one int uses
     ``seeds[i] = derive(S, i)``. With ``auto_reset``, env i's round k >= 1 is dealt from
     ``derive(seeds[i], k)`` (``round_seeds`` and ``episodes`` hold the current ones), at
@@ -77,7 +77,7 @@ from kc_sim.env.obs_vector import OBS_SIZE
 from kc_sim.env.step import INFO_SIZE, STEPPED, IllegalActionError, env_step, observe
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
-from kc_sim.play.registry import load_agent
+from kc_sim.play.agents.registry import load_agent
 
 __all__ = ["BatchEnv", "BatchOutput"]
 

@@ -23,7 +23,7 @@ game, for Gymnasium's ``check_env`` and for code that wants a plain Env.
 
 The action mask (the legal action ids of the seat to act) is given the way sb3-contrib's
 MaskablePPO looks for it, an ``action_masks()`` method, and in ``info["action_mask"]``.
-An illegal action raises :class:`~kc_sim.play.game.IllegalActionError` (a ``ValueError``;
+An illegal action raises :class:`~kc_sim.play.table.game.IllegalActionError` (a ``ValueError``;
 the step is :mod:`kc_sim.env.step`'s, through the batched env); :class:`KcEnv` can instead end
 the round as a loss, ``illegal="lose"``, which is what lets Gymnasium's checker step it with
 unmasked random actions.
@@ -66,7 +66,7 @@ from kc_sim.env.spaces import observation_space
 from kc_sim.env.step import IllegalActionError
 from kc_sim.env.versions import GYM_ID
 from kc_sim.errors import UserError
-from kc_sim.play.registry import parse_agent_list
+from kc_sim.play.agents.registry import parse_agent_list
 
 __all__ = ["KcEnv", "KcVectorEnv", "REWARDS", "observation_space", "opponent_seats"]
 

@@ -222,6 +222,49 @@ def begin_decision(st, seat, plays, ws, ctx):
     ctx[11] = min(plays / 8.0, 2.0)
 
 
+@nb.njit(cache=True, inline="always")
+def _after_features(ws, x, h0, h1, scoring, placed):
+    """The features of the position after the action (``ws``'s piles already changed, the
+    hand ``h0``, ``h1``; ``placed`` the card placed, -1 for none): ``x[7:21]``."""
+    hand = h0 | h1
+    pen = penalty_of_masks(h0, h1, scoring)
+    x[7] = pen / 20.0
+    n_cards = popcount(h0) + popcount(h1)
+    x[8] = n_cards / 10.0
+    x[9] = 1.0 if n_cards == 0 else 0.0
+    targets = _targets(ws)
+    x[10] = popcount(hand & targets) / 5.0
+    es, ec, moves = _free(ws)
+    side = es > 0
+    if not side:                          # a side pile that can move frees a side
+        for s2 in range(L.N_SIDES):
+            b = ws[W_BASES + s2]
+            if b >= 0 and ((FITS_UNDER[b] & hand) != 0 or (ec > 0 and RANK[b] == KING)):
+                side = True
+    reach = hand & targets
+    if side:
+        reach |= hand & ws[W_SIDE_OK]
+    while True:
+        more = reach | (hand & _fits_on_any(reach))
+        if more == reach:
+            break
+        reach = more
+    x[11] = popcount(reach) / 5.0
+    stuck0 = h0 & ~reach
+    stuck1 = h1 & ~reach
+    x[12] = penalty_of_masks(stuck0, stuck1, scoring) / 20.0
+    opened = popcount(ws[W_UNSEEN] & targets)
+    x[13] = opened / 13.0
+    x[14] = x[13] * ws[W_SHARE] / _SHARE_ONE
+    x[15] = (opened - ws[W_OPENED]) / 13.0
+    x[16] = (es + moves) / 4.0
+    x[17] = es / 4.0
+    x[18] = ec / 4.0
+    x[19] = (popcount(h0 & np.int64(KINGS_MASK)) + popcount(h1 & np.int64(KINGS_MASK))) / 4.0
+    if placed >= 0:
+        x[20] = popcount(hand & FITS_ON[placed]) / 2.0
+
+
 @nb.njit(cache=True)
 def action_features(a, ws, x):
     """Fill ``x`` (float[F_ACT]) with the features of the legal action ``a`` in the decision of
@@ -273,43 +316,7 @@ def action_features(a, ws, x):
         ws[W_TOPS + p] = t2
         ws[W_TOPS + s] = -1
         ws[W_BASES + s] = -1
-    hand = h0 | h1
-    pen = penalty_of_masks(h0, h1, scoring)
-    x[7] = pen / 20.0
-    n_cards = popcount(h0) + popcount(h1)
-    x[8] = n_cards / 10.0
-    x[9] = 1.0 if n_cards == 0 else 0.0
-    targets = _targets(ws)
-    x[10] = popcount(hand & targets) / 5.0
-    es, ec, moves = _free(ws)
-    side = es > 0
-    if not side:                          # a side pile that can move frees a side
-        for s2 in range(L.N_SIDES):
-            b = ws[W_BASES + s2]
-            if b >= 0 and ((FITS_UNDER[b] & hand) != 0 or (ec > 0 and RANK[b] == KING)):
-                side = True
-    reach = hand & targets
-    if side:
-        reach |= hand & ws[W_SIDE_OK]
-    while True:
-        more = reach | (hand & _fits_on_any(reach))
-        if more == reach:
-            break
-        reach = more
-    x[11] = popcount(reach) / 5.0
-    stuck0 = h0 & ~reach
-    stuck1 = h1 & ~reach
-    x[12] = penalty_of_masks(stuck0, stuck1, scoring) / 20.0
-    opened = popcount(ws[W_UNSEEN] & targets)
-    x[13] = opened / 13.0
-    x[14] = x[13] * ws[W_SHARE] / _SHARE_ONE
-    x[15] = (opened - ws[W_OPENED]) / 13.0
-    x[16] = (es + moves) / 4.0
-    x[17] = es / 4.0
-    x[18] = ec / 4.0
-    x[19] = (popcount(h0 & np.int64(KINGS_MASK)) + popcount(h1 & np.int64(KINGS_MASK))) / 4.0
-    if placed >= 0:
-        x[20] = popcount(hand & FITS_ON[placed]) / 2.0
+    _after_features(ws, x, h0, h1, scoring, placed)
     if p1 >= 0:                           # restore the piles
         ws[W_TOPS + p1] = t1
         ws[W_BASES + p1] = b1

@@ -50,6 +50,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+import kc_sim.core  # noqa: F401 - sets up the compile cache folder before the first compiled function
 from kc_sim.env.obs_vector import (
     O_BASE,
     O_DEALER,

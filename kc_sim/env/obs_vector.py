@@ -86,7 +86,7 @@ def fill_observation(st, seat, out):
 
 
 def vector_from_view(view, out=None) -> np.ndarray:
-    """The observation vector of the seat to act, from its :class:`~kc_sim.play.observation.SeatView`
+    """The observation vector of the seat to act, from its :class:`~kc_sim.play.table.view.SeatView`
     (what a Python agent is given), equal to :func:`fill_observation` on the round's state for
     that seat: so a policy trained on the environments plays as an agent from the view alone."""
     out = np.zeros(OBS_SIZE, dtype=np.int8) if out is None else out

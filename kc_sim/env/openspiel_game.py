@@ -10,7 +10,7 @@
     state.returns()                                      # minus each seat's penalty
 
 The rules stay in one home: a state wraps kc-sim's own readable round,
-:class:`kc_sim.play.game.Game`, and every move goes through ``Game.play``; this module
+:class:`kc_sim.play.table.game.Game`, and every move goes through ``Game.play``; this module
 only translates between the two APIs and keeps what each player has seen.
 
 Parameters
@@ -71,7 +71,7 @@ from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text
 from kc_sim.game.cards import N_CARDS, PILES, card_text, hand_text
 from kc_sim.game.rules import RuleSet, parse_rules
-from kc_sim.play.game import Game, why_illegal
+from kc_sim.play.table.game import Game, why_illegal
 
 __all__ = ["GAME_NAME", "GAME_TYPE", "KingsInTheCornerGame", "KingsInTheCornerState", "load", "rules_param",
            "state_from_view"]
@@ -227,7 +227,7 @@ class KingsInTheCornerState(pyspiel.State):
     # --- the kc-sim side ------------------------------------------------------------------
     @property
     def kc_game(self) -> Game | None:
-        """The wrapped :class:`kc_sim.play.game.Game` (the full round: not for agents), or None before the deal."""
+        """The wrapped :class:`kc_sim.play.table.game.Game` (the full round: not for agents), or None before the deal."""
         return None if self._r is None else self._r.game
 
     @property
@@ -452,7 +452,7 @@ def load(players: int = 2, rules="classic", seeds: int = DEFAULT_SEEDS, first_se
 # --- a state from a seat's view, for agents ----------------------------------------------------
 
 def state_from_view(game: KingsInTheCornerGame, view, idle: int = 0, rng: random.Random | None = None):
-    """A state of ``game`` in which the seat of ``view`` (a :class:`kc_sim.play.observation.SeatView`)
+    """A state of ``game`` in which the seat of ``view`` (a :class:`kc_sim.play.table.view.SeatView`)
     sees exactly what the view shows: its hand, the piles, the hand sizes, the stock size and
     its turn so far. The cards it cannot see are dealt at random (``rng``) among the other
     hands and the stock; a search then redraws them with :meth:`resample_from_infostate`.

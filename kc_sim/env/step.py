@@ -28,7 +28,7 @@ adapter                        an illegal action ...
 OpenSpiel ``apply_action``     raises :class:`IllegalActionError` saying why
 =============================  ==========================================================
 
-:class:`IllegalActionError` is :class:`kc_sim.play.game.IllegalActionError`, a ``ValueError``.
+:class:`IllegalActionError` is :class:`kc_sim.play.table.game.IllegalActionError`, a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ import numba as nb
 
 from kc_sim.core import layout as L
 from kc_sim.core.legal import is_legal, legal_mask
-from kc_sim.core.step import apply, close_turn, next_turn
+from kc_sim.core.step import apply, stop
 from kc_sim.env.obs_vector import fill_observation
-from kc_sim.play.game import IllegalActionError  # noqa: F401 - the adapters' one exception, re-exported
+from kc_sim.play.table.game import IllegalActionError  # noqa: F401 - the adapters' one exception, re-exported
 
 __all__ = ["STEPPED", "FINISHED", "ILLEGAL", "INFO_SIZE", "I_CLOSED", "I_TURN_DREW", "I_DRAWER", "I_DRAWN",
            "IllegalActionError", "env_step", "observe", "forfeit_reward"]
@@ -59,14 +59,6 @@ I_CLOSED, I_TURN_DREW, I_DRAWER, I_DRAWN = 0, 1, 2, 3
 INFO_SIZE = 4
 
 
-@nb.njit(cache=True, inline="always")
-def _drawn(st, pos, info):
-    """Note a draw made since the stock position ``pos`` (one at most per step)."""
-    if st[L.STOCK_POS] > pos:
-        info[I_DRAWER] = st[L.SEAT]
-        info[I_DRAWN] = st[L.STOCK + pos]
-
-
 @nb.njit(cache=True)
 def env_step(st, a, rewards, info):
     """Step round ``st`` with action id ``a`` of the seat to act; returns STEPPED, FINISHED
@@ -84,16 +76,14 @@ def env_step(st, a, rewards, info):
     if not is_legal(st, a):
         return ILLEGAL
     if a == L.STOP:
-        # apply(st, STOP) in its two halves, to read what the closed turn drew
-        pos = st[L.STOCK_POS]
-        close_turn(st)
-        _drawn(st, pos, info)
+        pos, closer = st[L.STOCK_POS], st[L.SEAT]
         info[I_CLOSED] = 1
-        info[I_TURN_DREW] = st[L.DREW]
-        if not st[L.DONE]:
-            pos = st[L.STOCK_POS]
-            next_turn(st)
-            _drawn(st, pos, info)
+        info[I_TURN_DREW] = stop(st)
+        if st[L.STOCK_POS] > pos:
+            # a stop draws once at most: the next player as its turn opens (its DREW set;
+            # draw=start or if_stuck), else the closer (draw=end)
+            info[I_DRAWER] = st[L.SEAT] if not st[L.DONE] and st[L.DREW] >= 0 else closer
+            info[I_DRAWN] = st[L.STOCK + pos]
     else:
         apply(st, a)
         if st[L.DONE]:                        # out: the turn closes with the round, no draw

@@ -22,7 +22,7 @@ History
       ``ValueError`` on an illegal action.
     * v1: the environments in their own package, one step for every adapter
       (:mod:`kc_sim.env.step`); an illegal action raises
-      :class:`~kc_sim.play.game.IllegalActionError` (a ``ValueError``) in every adapter that
+      :class:`~kc_sim.play.table.game.IllegalActionError` (a ``ValueError``) in every adapter that
       raises; versioned names. Rounds, observations and rewards are those of v0.
 """
 

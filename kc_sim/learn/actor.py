@@ -23,8 +23,6 @@ seeds, nets and generator state record the same decisions.
 
 from __future__ import annotations
 
-import threading
-
 import numba as nb
 import numpy as np
 from numba import types
@@ -37,6 +35,7 @@ from kc_sim.core.rng import next_u64
 from kc_sim.core.step import apply, deal
 from kc_sim.env.obs_actions import F_ACT, F_CTX, WS_SIZE
 from kc_sim.learn.net_policy import scores
+from kc_sim.support.lazy import OnFirstUse
 
 __all__ = ["Buffers", "play_and_record", "record", "MAX_ROW_ACTIONS"]
 
@@ -86,6 +85,45 @@ def _choose(q, n, temperature, epsilon, rng, probs):
     return n - 1, probs[n - 1]
 
 
+@nb.njit(cache=True, inline="always")
+def _index_of(acts, n, a):
+    """The index of action ``a`` among the ``n`` scored ones (the last if twice), -1 if absent."""
+    i = -1
+    for j in range(n):
+        if acts[j] == a:
+            i = j
+    return i
+
+
+@nb.njit(cache=True, inline="always")
+def _store(ctx_out, x_out, d_start, d_n, d_chosen, d_label, d_prob, d_round, d_seat, nd, nr,
+           ctx, xs, n, i, label, pr, r, s):
+    """Record decision ``nd`` (its action rows from ``nr``): the context, the ``n`` actions'
+    features, the choice ``i``, the teacher's ``label``, its probability, round and seat."""
+    for k in range(F_CTX):
+        ctx_out[nd, k] = ctx[k]
+    for j in range(n):
+        for k in range(F_ACT):
+            x_out[nr + j, k] = xs[j, k]
+    d_start[nd] = nr
+    d_n[nd] = n
+    d_chosen[nd] = i
+    d_label[nd] = label
+    d_prob[nd] = pr
+    d_round[nd] = r
+    d_seat[nd] = s
+
+
+@nb.njit(cache=True, inline="always")
+def _stopped(counts, rounds, nd, nr, status):
+    """Note the rounds played, decisions and action rows recorded and the status in ``counts``."""
+    counts[0] = rounds
+    counts[1] = nd
+    counts[2] = nr
+    counts[3] = status
+    return status
+
+
 def _play_and_record(seeds, players, rules, policies, kind, nets, net_of, learner, temperature, epsilon,
                      teacher, use_teacher, teacher_acts, rng,
                      ctx_out, x_out, d_start, d_n, d_chosen, d_label, d_prob, d_round, d_seat, penalties, counts):
@@ -107,11 +145,7 @@ def _play_and_record(seeds, players, rules, policies, kind, nets, net_of, learne
     A = x_out.shape[0]
     for r in range(seeds.shape[0]):
         if nd + _ROUND_DECISIONS > D or nr + _ROUND_ROWS > A:
-            counts[0] = r
-            counts[1] = nd
-            counts[2] = nr
-            counts[3] = OK
-            return OK
+            return _stopped(counts, r, nd, nr, OK)
         seed = seeds[r]
         deal(st, seed, players, first_dealer(seed, players), rules)
         seed_policies(mem, seed, players)
@@ -123,53 +157,33 @@ def _play_and_record(seeds, players, rules, policies, kind, nets, net_of, learne
                 a = policies[s](st, s, mem[s])
             else:
                 n = scores(st, s, nets[net_of[s]], ws, ctx, acts, xs, q)
-                i, pr, label = 0, 1.0, -1
                 if kind[s] == 0:              # a policy plays a learner seat: it is the teacher
                     a = policies[s](st, s, mem[s])
-                    i = -1
-                    for j in range(n):
-                        if acts[j] == a:
-                            i = j
-                    label = i
+                    i = _index_of(acts, n, a)
+                    pr, label = 1.0, i
                 elif n == 1:
-                    a = acts[0]
+                    a, i, pr, label = acts[0], 0, 1.0, -1
                 else:
                     i, pr = _choose(q, n, temperature[s], epsilon[s], rng, probs)
-                    a = acts[i]
+                    a, label = acts[i], -1
                     if learner[s] and use_teacher:
                         tmem[:] = 0
                         tmem[0] = mem[s, 0]
                         t = teacher(st, s, tmem)
-                        for j in range(n):
-                            if acts[j] == t:
-                                label = j
+                        label = _index_of(acts, n, t)
                         if label >= 0 and teacher_acts > 0.0 and _uniform(rng) < teacher_acts:
                             i = label
                             a = t
                             pr = probs[i]
                 if learner[s] and n > 1 and i >= 0:
-                    for k in range(F_CTX):
-                        ctx_out[nd, k] = ctx[k]
-                    for j in range(n):
-                        for k in range(F_ACT):
-                            x_out[nr + j, k] = xs[j, k]
-                    d_start[nd] = nr
-                    d_n[nd] = n
-                    d_chosen[nd] = i
-                    d_label[nd] = label
-                    d_prob[nd] = pr
-                    d_round[nd] = r
-                    d_seat[nd] = s
+                    _store(ctx_out, x_out, d_start, d_n, d_chosen, d_label, d_prob, d_round, d_seat, nd, nr,
+                           ctx, xs, n, i, label, pr, r, s)
                     nd += 1
                     nr += n
             if not is_legal(st, a):
-                counts[0] = r
-                counts[1] = nd
-                counts[2] = nr
-                counts[3] = BAD_ACTION
                 counts[4] = s
                 counts[5] = a
-                return BAD_ACTION
+                return _stopped(counts, r, nd, nr, BAD_ACTION)
             apply(st, a)
         if not st[L.DONE]:
             counts[0] = r
@@ -177,11 +191,7 @@ def _play_and_record(seeds, players, rules, policies, kind, nets, net_of, learne
             return TOO_LONG
         for s in range(players):
             penalties[r, s] = st[L.PENALTY + s]
-    counts[0] = seeds.shape[0]
-    counts[1] = nd
-    counts[2] = nr
-    counts[3] = OK
-    return OK
+    return _stopped(counts, seeds.shape[0], nd, nr, OK)
 
 
 I1 = types.int64[::1]
@@ -190,19 +200,18 @@ F2 = types.float32[:, ::1]
 _SIG = types.int64(I1, types.int64, I1, POLICIES_TYPE, I1, F2, I1, I1, types.float64[::1], types.float64[::1],
                    POLICY_TYPE, types.boolean, types.float64, I1,
                    F2, F2, I1, I1, I1, I1, F1, I1, I1, types.int64[:, ::1], I1)
-_kernel: dict = {}
-_lock = threading.Lock()
 
 
-def _compiled():
-    with _lock:
-        if not _kernel:
-            with compiling():
-                f = nb.njit(cache=True, nogil=True)(_play_and_record)   # acts beside the learner
-                f.compile(_SIG)
-                f.disable_compile()
-            _kernel["f"] = f
-    return _kernel["f"]
+def _compile():
+    with compiling():
+        f = nb.njit(cache=True, nogil=True)(_play_and_record)   # acts beside the learner
+        f.compile(_SIG)
+        f.disable_compile()
+    return f
+
+
+#: the acting loop, compiled (or loaded from the cache) on first use
+_KERNEL = OnFirstUse({"play_and_record": _compile})
 
 
 class Buffers:
@@ -227,7 +236,7 @@ def record(bufs: Buffers, seeds, players: int, rules_codes, policies, kind, nets
            epsilon, teacher, teacher_acts: float, rng) -> tuple[int, int, int]:
     """:func:`_play_and_record` into ``bufs``: returns (rounds played, decisions, action rows).
     ``teacher`` is a compiled policy or None. A bad policy action raises RuntimeError."""
-    f = _compiled()
+    f = _KERNEL["play_and_record"]
     use_teacher = teacher is not None
     status = f(np.ascontiguousarray(seeds, dtype=np.int64), np.int64(players), rules_codes, policies,
                kind, nets, net_of, learner, temperature, epsilon, teacher if use_teacher else policies[0],

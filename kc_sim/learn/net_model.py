@@ -1,7 +1,7 @@
 """``net:path/model.zip``: an action-scoring network trained by ``kc-sim train`` as a compiled
 kc-sim agent, wherever agents are named (tournaments, bench-agent, play, ``BatchEnv`` opponents).
 
-The model file is data (:mod:`kc_sim.records.model_file`: a JSON header and ``.npy`` arrays,
+The model file is data (:mod:`kc_sim.learn.model_file`: a JSON header and ``.npy`` arrays,
 nothing unpickled) of format ``kc-sim/action-net``, version 1:
 
 * header: ``encoding`` (the ``actions`` encoding it was trained on, e.g. ``actions/1``; a model
@@ -28,8 +28,8 @@ import numpy as np
 from kc_sim.env.versions import check_encoding, encoding_id
 from kc_sim.errors import UserError
 from kc_sim.learn.net_policy import load_slot, param_size, slot_policy
-from kc_sim.play.agent import AgentSpec
-from kc_sim.records.model_file import Model, read_model, write_model
+from kc_sim.play.agents.interface import AgentSpec
+from kc_sim.learn.model_file import Model, read_model, write_model
 from kc_sim.records.untrusted import preview
 
 __all__ = ["FORMAT", "VERSION", "NetModel", "read_net", "write_net", "load"]

@@ -22,7 +22,7 @@ information states it meets, and plays the most visited action.
 * Reproducible: the bot's generator and the rollouts' seeds come from the agent's
   ``rng``, which the runner seeds from the round seed and seat.
 
-The view (:class:`kc_sim.play.observation.SeatView`) shows the position but no history,
+The view (:class:`kc_sim.play.table.view.SeatView`) shows the position but no history,
 so the search sees no more than the position: the count of idle turns in a row (which
 ends a round blocked once the stock is empty) is estimated (:meth:`ISMCTSAgent.idle_turns`).
 """
@@ -40,7 +40,7 @@ from kc_sim.core.policy import MEM_SIZE, random_policy
 from kc_sim.core.rng import derive
 from kc_sim.core.step import apply
 from kc_sim.errors import UserError
-from kc_sim.play.agent import AgentSpec, PythonAgent
+from kc_sim.play.agents.interface import AgentSpec, PythonAgent
 
 DEFAULT_SIMULATIONS = 100
 MAX_SIMULATIONS = 1_000_000
@@ -169,7 +169,7 @@ def load(rest: str, name: str) -> AgentSpec:
         raise UserError(f"unknown OpenSpiel agent {name!r}: known are {KNOWN}")
     if not colon:
         # shown with its budget: results drop a last part that reads as a Python name
-        # (kc_sim.play.names.short_name), which would leave a bare "ismcts"
+        # (kc_sim.play.agents.names.short_name), which would leave a bare "ismcts"
         return _spec(DEFAULT_SIMULATIONS, f"openspiel:ismcts:{DEFAULT_SIMULATIONS}", name)
     option = option.strip()
     if not option.isdigit() or not 1 <= int(option) <= MAX_SIMULATIONS:

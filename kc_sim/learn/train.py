@@ -21,7 +21,7 @@ Its score per round is the share of opponents it finished ahead of, by penalty, 
 The model is saved at every evaluation, so an interrupted run keeps what it learned;
 ``resume=True`` continues from ``OUT`` up to ``steps`` in all. Resuming runs sb3's loader,
 which unpickles the file, so it is allowed only on a file this machine's ``kc-sim train``
-saved: each save records the file's SHA-256 (:func:`kc_sim.records.model_file.remember_written`)
+saved: each save records the file's SHA-256 (:func:`kc_sim.learn.model_file.remember_written`)
 and a resume checks it first; any other file is refused in one line.
 """
 
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +39,9 @@ from kc_sim.env.gym_env import REWARDS, KcVectorEnv, observation_space, opponent
 from kc_sim.env.versions import encoding_id
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
-from kc_sim.play.registry import load_agent
-from kc_sim.records.model_file import forget_written, remember_written, require_written
+from kc_sim.play.agents.registry import load_agent
+from kc_sim.learn.model_file import forget_written, remember_written, require_written
+from kc_sim.learn.progress import curve_paths, duration, main_log  # noqa: F401 - main_log: the CLI's log
 from kc_sim.stats import wilson_scalar
 
 __all__ = ["EvalResult", "TrainResult", "curve_paths", "evaluate", "plot_curve", "train"]
@@ -57,13 +57,6 @@ def _sb3():
     except ImportError as e:
         raise UserError(f"kc-sim train needs the train extra ({e.name or e} is missing): {INSTALL}") from None
     return MaskablePPO
-
-
-def curve_paths(out) -> tuple[Path, Path]:
-    """(the curve's parquet, its figure) beside the model ``out``."""
-    out = Path(out)
-    stem = out.with_suffix("") if out.suffix == ".zip" else out
-    return Path(f"{stem}.curve.parquet"), Path(f"{stem}.curve.png")
 
 
 @dataclass(frozen=True)
@@ -170,40 +163,22 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
     out = Path(out)
     if out.suffix != ".zip":
         raise UserError(f"bad --out {str(out)!r}: expected a .zip file (the sb3 model), e.g. model.zip")
-    state = {"written": None}
+    written = None
     if resume:
         if not out.is_file():
             raise UserError(f"cannot resume: {out} does not exist (train without --resume first)")
-        state["written"] = require_written(out, "resume training from")   # before sb3 unpickles it
+        written = require_written(out, "resume training from")   # before sb3 unpickles it
     MaskablePPO = _sb3()
-    import pandas as pd
     import torch
-    from stable_baselines3.common.callbacks import BaseCallback
 
-    from kc_sim.learn.policy_net import PolicyNet
     from kc_sim.learn.sb3_vec import SB3VecEnv
 
     torch.set_num_threads(max(1, int(threads)))
     out.parent.mkdir(parents=True, exist_ok=True)
-    curve_file, figure = curve_paths(out)
-    opp_text = ",".join(opp[s] for s in sorted(opp))
-    meta = {"observation": observation, "encoding": encoding_id(observation), "players": players, "rules": rs.spec(),
-            "seat": seat,
-            "opponents": opp_text, "reward": reward, "seed": seed}
-    title = (f"MaskablePPO ({observation}), seat {seat} of {players} vs {opp_text}, "
-             f"rules {rules if isinstance(rules, str) else rs.spec()}\n{eval_rounds:,} fixed deals per point")
-    say = log or (lambda *_: None)
-
+    run = _Run(out, opp, players, rs, rules, seat, observation, reward, seed, eval_rounds, log, written, t0)
     venv = SB3VecEnv(KcVectorEnv(envs, players, rules, opp, seat, observation, reward), seed=seed)
-    rows = []
     if resume:
-        model = MaskablePPO.load(out, env=venv, device="cpu")   # a file kc-sim wrote here (checked above)
-        if curve_file.is_file():
-            rows = pd.read_parquet(curve_file).to_dict("records")
-        stored = PolicyNet.read_from(out)
-        if stored is not None and {k: stored.meta.get(k) for k in meta} != meta:
-            raise UserError(f"cannot resume {out}: it was trained with {json.dumps(stored.meta)}, "
-                            f"not {json.dumps(meta)}")
+        model = run.resume(MaskablePPO, venv)
     else:
         policy = "MlpPolicy"
         if observation == "planes_opens":          # the logits also weigh what each action opens
@@ -213,82 +188,128 @@ def train(opponent="random", players: int = 2, steps: int = 1_000_000, out="mode
                             learning_rate=learning_rate, gamma=gamma, gae_lambda=gae_lambda, ent_coef=ent_coef,
                             seed=seed, device="cpu",
                             policy_kwargs={"net_arch": {"pi": list(net), "vf": list(net)}}, verbose=0)
-    done0 = int(model.num_timesteps)
-    if done0 >= steps:
-        raise UserError(f"{out} has already trained {done0:,} steps (asked: {steps:,}); give a larger --steps")
-    every = max(1, (steps - done0) // evals) if evals else steps + 1
-    state |= {"next": done0 + every, "t": time.perf_counter(), "train": 0.0, "shown": time.perf_counter()}
+    return run.learn(model, steps, evals, envs)
 
-    def snapshot(steps_now: int) -> EvalResult:
-        pol = PolicyNet.from_sb3(model, meta | {"steps": steps_now})
-        ev = evaluate(pol, opp, players, rules, seat, observation, eval_rounds, seed)
-        rows.append({"steps": steps_now, **ev.__dict__, "seconds": round(time.perf_counter() - t0, 1)})
-        table = pd.DataFrame(rows)
-        table.to_parquet(curve_file, index=False)
+
+class _Run:
+    """One sb3 training run: its evaluations on fixed deals, the learning curve and the saves
+    (:meth:`snapshot`), and the progress lines while sb3 learns (:meth:`learn`)."""
+
+    def __init__(self, out: Path, opp: dict, players, rs, rules, seat, observation, reward, seed, eval_rounds, log,
+                 written, t0: float):
+        import pandas as pd
+
+        self.pd, self.out, self.opp, self.players, self.rules, self.seat = pd, out, opp, players, rules, seat
+        self.observation, self.seed, self.eval_rounds = observation, seed, eval_rounds
+        self.curve_file, self.figure = curve_paths(out)
+        self.opp_text = ",".join(opp[s] for s in sorted(opp))
+        self.meta = {"observation": observation, "encoding": encoding_id(observation), "players": players,
+                     "rules": rs.spec(), "seat": seat, "opponents": self.opp_text, "reward": reward, "seed": seed}
+        self.title = (f"MaskablePPO ({observation}), seat {seat} of {players} vs {self.opp_text}, "
+                      f"rules {rules if isinstance(rules, str) else rs.spec()}\n{eval_rounds:,} fixed deals per point")
+        self.say = log or (lambda *_: None)
+        self.rows: list[dict] = []
+        self.state = {"written": written}
+        self.model = None
+        self.t0 = t0                     # when the command started
+
+    def resume(self, MaskablePPO, venv):
+        """The model in ``out`` (a file kc-sim wrote here, checked before), its curve so far."""
+        from kc_sim.learn.policy_net import PolicyNet
+
+        out = self.out
+        model = MaskablePPO.load(out, env=venv, device="cpu")   # a file kc-sim wrote here (checked above)
+        if self.curve_file.is_file():
+            self.rows = self.pd.read_parquet(self.curve_file).to_dict("records")
+        stored = PolicyNet.read_from(out)
+        if stored is not None and {k: stored.meta.get(k) for k in self.meta} != self.meta:
+            raise UserError(f"cannot resume {out}: it was trained with {json.dumps(stored.meta)}, "
+                            f"not {json.dumps(self.meta)}")
+        return model
+
+    def snapshot(self, steps_now: int) -> EvalResult:
+        """Evaluate the policy, add it to the curve, save the curve, the figure and the model."""
+        from kc_sim.learn.policy_net import PolicyNet
+
+        state = self.state
+        pol = PolicyNet.from_sb3(self.model, self.meta | {"steps": steps_now})
+        ev = evaluate(pol, self.opp, self.players, self.rules, self.seat, self.observation, self.eval_rounds,
+                      self.seed)
+        self.rows.append({"steps": steps_now, **ev.__dict__, "seconds": round(time.perf_counter() - self.t0, 1)})
+        table = self.pd.DataFrame(self.rows)
+        table.to_parquet(self.curve_file, index=False)
         if len(table) >= 2:
-            plot_curve(table, figure, title)
-        model.save(out)
-        digest = pol.write_into(out)
+            plot_curve(table, self.figure, self.title)
+        self.model.save(self.out)
+        digest = pol.write_into(self.out)
         forget_written(state["written"])         # resume trusts only the file as last saved
-        remember_written(out, digest)
+        remember_written(self.out, digest)
         state["written"] = digest
         return ev
 
-    def line(steps_now: int, ev: EvalResult | None) -> str:
+    def line(self, steps_now: int, ev: EvalResult | None) -> str:
+        """A progress line: steps done, their rate, the time left and the last score."""
+        state, steps, done0 = self.state, self.steps, self.done0
         rate = (steps_now - done0) / state["train"] if state["train"] > 0 else 0.0
         left = max(0, steps - steps_now) / rate if rate > 0 else math.nan
         text = f"steps {steps_now:,}/{steps:,} ({min(steps_now / steps, 1.0):.0%})"
         if rate:
-            text += f", {rate:,.0f} steps/s, {_duration(left)} left"
+            text += f", {rate:,.0f} steps/s, {duration(left)} left"
         if ev is not None:
-            text += f"; score vs {opp_text} {ev.score:.3f} [{ev.score_lo:.3f}, {ev.score_hi:.3f}]"
+            text += f"; score vs {self.opp_text} {ev.score:.3f} [{ev.score_lo:.3f}, {ev.score_hi:.3f}]"
         return text
 
-    class _Progress(BaseCallback):
-        def _on_step(self) -> bool:
-            now = time.perf_counter()
-            state["train"] += now - state["t"]
-            state["t"] = now
-            n = self.num_timesteps
-            if state["next"] <= n < steps:
-                state["next"] += every
-                say(line(n, snapshot(n)))
-                state["t"] = state["shown"] = time.perf_counter()      # the evaluation is not training time
-            elif now - state["shown"] >= 10:
-                say(line(n, None))
-                state["shown"] = now
-            return True
+    def _progress(self, every: int):
+        """sb3's callback: evaluates every ``every`` steps, says a line every 10 s, times training alone."""
+        from stable_baselines3.common.callbacks import BaseCallback
 
-    last = None
-    start = time.perf_counter() - t0           # imports, compiling or loading the core, the model
-    if not rows:
-        last = snapshot(done0)
-        say(line(done0, last) + f" (before training; {time.perf_counter() - t0 - start:.1f} s)")
-    say(f"compile and start-up {start:.1f} s; training {steps - done0:,} steps on {envs} envs")
-    state["t"] = state["shown"] = time.perf_counter()
-    try:
-        model.learn(steps - done0, callback=_Progress(), reset_num_timesteps=False, progress_bar=False)
-    except KeyboardInterrupt:
+        run, state, steps = self, self.state, self.steps
+
+        class _Progress(BaseCallback):
+            def _on_step(self) -> bool:
+                now = time.perf_counter()
+                state["train"] += now - state["t"]
+                state["t"] = now
+                n = self.num_timesteps
+                if state["next"] <= n < steps:
+                    state["next"] += every
+                    run.say(run.line(n, run.snapshot(n)))
+                    state["t"] = state["shown"] = time.perf_counter()      # the evaluation is not training time
+                elif now - state["shown"] >= 10:
+                    run.say(run.line(n, None))
+                    state["shown"] = now
+                return True
+
+        return _Progress()
+
+    def learn(self, model, steps: int, evals: int, envs: int) -> TrainResult:
+        """Train ``model`` up to ``steps`` in all, evaluating ``evals`` times (and before, unless
+        resumed with a curve); a Ctrl-C saves first."""
+        self.model, self.steps, t0 = model, steps, self.t0
+        out, say, state, rows = self.out, self.say, self.state, self.rows
+        done0 = self.done0 = int(model.num_timesteps)
+        if done0 >= steps:
+            raise UserError(f"{out} has already trained {done0:,} steps (asked: {steps:,}); give a larger --steps")
+        every = max(1, (steps - done0) // evals) if evals else steps + 1
+        state |= {"next": done0 + every, "t": time.perf_counter(), "train": 0.0, "shown": time.perf_counter()}
+        last = None
+        start = time.perf_counter() - t0           # imports, compiling or loading the core, the model
+        if not rows:
+            last = self.snapshot(done0)
+            say(self.line(done0, last) + f" (before training; {time.perf_counter() - t0 - start:.1f} s)")
+        say(f"compile and start-up {start:.1f} s; training {steps - done0:,} steps on {envs} envs")
+        state["t"] = state["shown"] = time.perf_counter()
+        try:
+            model.learn(steps - done0, callback=self._progress(every), reset_num_timesteps=False, progress_bar=False)
+        except KeyboardInterrupt:
+            n = int(model.num_timesteps)
+            self.snapshot(n)
+            raise UserError(f"interrupted at {n:,} steps; the model and its curve are saved in {out}; "
+                            "run the same command with --resume to go on") from None
         n = int(model.num_timesteps)
-        snapshot(n)
-        raise UserError(f"interrupted at {n:,} steps; the model and its curve are saved in {out}; "
-                        "run the same command with --resume to go on") from None
-    n = int(model.num_timesteps)
-    if not rows or rows[-1]["steps"] != n:
-        last = snapshot(n)
-        say(line(n, last))
-    else:
-        last = EvalResult(**{k: rows[-1][k] for k in EvalResult.__dataclass_fields__})
-    return TrainResult(out, curve_file, figure, n, start, state["train"], last)
-
-
-def _duration(s: float) -> str:
-    if not math.isfinite(s):
-        return "?"
-    s = int(round(s))
-    return f"{s // 3600}h {s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m {s % 60:02d}s"
-
-
-def main_log(text: str) -> None:
-    """Progress lines to stderr (the CLI's results go to stdout)."""
-    print(text, file=sys.stderr, flush=True)
+        if not rows or rows[-1]["steps"] != n:
+            last = self.snapshot(n)
+            say(self.line(n, last))
+        else:
+            last = EvalResult(**{k: rows[-1][k] for k in EvalResult.__dataclass_fields__})
+        return TrainResult(out, self.curve_file, self.figure, n, start, state["train"], last)

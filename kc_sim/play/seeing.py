@@ -1,7 +1,6 @@
-"""Positions of rounds for people to look at: the position dict that
-:mod:`kc_sim.records.svg` draws, built from a :class:`~kc_sim.play.game.Game`, and a game
-record replayed decision by decision into the steps of a browser replay
-(:mod:`kc_sim.records.replay_page`).
+"""A game record replayed decision by decision into positions for people to look at: the
+steps of a browser replay (:mod:`kc_sim.picture.replay_page`), each a position dict as
+:mod:`kc_sim.play.table.position` builds it from a :class:`~kc_sim.play.table.game.Game`.
 
 A record is replayed with kc-sim's own :class:`Game`, rebuilt with ``Game.from_position``
 from the record's hands, table, stock and dealer (as ``kc-sim replay`` does). A *step* is
@@ -17,58 +16,15 @@ from __future__ import annotations
 from kc_sim.core import layout as L
 from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text, parse_action
-from kc_sim.game.cards import PILES, card_text, sort_hand
-from kc_sim.play.game import Game
+from kc_sim.game.cards import PILES, card_text
+from kc_sim.play.table.game import Game
+from kc_sim.play.table.position import game_svg, position, seat_label, status_text  # noqa: F401 - game_svg, status_text: re-exported
+from kc_sim.picture.replay_page import replay_page
+from kc_sim.picture.svg import card_label
 from kc_sim.records.check import parse_record
-from kc_sim.records.replay_page import replay_page
-from kc_sim.records.svg import card_label, position_svg
-from kc_sim.records.untrusted import display_names, display_text
+from kc_sim.records.untrusted import display_names
 
 __all__ = ["position", "game_svg", "replay_doc", "record_page", "record_position", "result_text"]
-
-
-def _seat(names, s: int) -> str:
-    return f"seat {s} ({display_text(names[s])})" if names is not None and s < len(names) else f"seat {s}"
-
-
-def status_text(game, names=None) -> str:
-    """``turn 5: seat 1 (random) to play``, or how the round ended."""
-    if game.over:
-        if game.winner is not None:
-            return f"round over: {_seat(names, game.winner)} went out"
-        return "round over: blocked (no one could go out)"
-    return f"turn {game.turns}: {_seat(names, game.seat)} to play"
-
-
-def position(game, *, names=None, last: dict | None = None) -> dict:
-    """The position dict of ``game`` for :func:`kc_sim.records.svg.position_svg`: every
-    hand (sorted by rank, as people hold them), the piles base first, the stock size, the
-    seat to act, a status line, the penalties when over and ``last`` (the highlight)."""
-    k = game.players
-    hands = [[card_text(c) for c in sort_hand(game.hand(s))] for s in range(k)]
-    pos = {
-        "turn": game.turns,
-        "seat": None if game.over else game.seat,
-        "hands": hands,
-        "sizes": [len(h) for h in hands],
-        "piles": [[card_text(c) for c in pile] for pile in game.piles],
-        "stock": len(game.stock),
-        "status": status_text(game, names),
-        "penalties": game.penalties,
-    }
-    if last is None and not game.over and game.drew is not None:
-        who = _seat(names, game.seat)
-        last = {"text": f"{who} drew a card this turn", "full": f"{who} drew {card_label(card_text(game.drew))} this turn",
-                "cards": [card_text(game.drew)], "where": f"hand {game.seat}"}
-    if last:
-        pos["last"] = last
-    return pos
-
-
-def game_svg(game, *, names=None, scores=None, show="all", title=None) -> str:
-    """SVG of a game's position (``show``: ``"all"``, a seat, or None for the seat to act)."""
-    return position_svg(position(game, names=names), names=names, scores=scores, dealer=game.dealer,
-                        show=show, title=title)
 
 
 def describe(game, a: int) -> tuple[str, list[str], str | None]:
@@ -91,7 +47,7 @@ def describe(game, a: int) -> tuple[str, list[str], str | None]:
 def result_text(game, names) -> str:
     if not game.over:
         return "not over"
-    who = f"{_seat(names, game.winner)} went out" if game.winner is not None else "blocked, no winner"
+    who = f"{seat_label(names, game.winner)} went out" if game.winner is not None else "blocked, no winner"
     return f"{game.end}: {who}; penalties {' '.join(str(p) for p in game.penalties)}"
 
 
@@ -154,7 +110,7 @@ def replay_doc(rec: dict, *, where: str = "record", title: str | None = None) ->
                 game.play(a)
             except UserError as e:
                 raise UserError(f"{where}: turn {t}: action {text}: {e} (check the file with kc-sim check)") from None
-            steps.append(position(game, names=names, last={"text": f"{_seat(names, seat)} plays {words}",
+            steps.append(position(game, names=names, last={"text": f"{seat_label(names, seat)} plays {words}",
                                                            "cards": moved, "where": pile}))
         if game.over or (unfinished and t == len(turns) - 1):
             continue
@@ -162,14 +118,14 @@ def replay_doc(rec: dict, *, where: str = "record", title: str | None = None) ->
             _, drew = game.play(L.STOP)
         except UserError as e:
             raise UserError(f"{where}: turn {t}: the action list ends, but stopping is illegal: {e}") from None
-        words = f"{_seat(names, seat)} stops" + ("" if actions else " (no action)")
+        words = f"{seat_label(names, seat)} stops" + ("" if actions else " (no action)")
         # the card drawn is named only where its hand is shown ("full"); "text" says "a card"
         hot, where, full = [], None, words
         if drew is not None and game.rules.draw == "end":
             words, full = words + " and draws a card", full + f" and draws {card_label(card_text(drew))}"
             hot, where = [card_text(drew)], f"hand {seat}"
         if not game.over and game.drew is not None:
-            who = _seat(names, game.seat)
+            who = seat_label(names, game.seat)
             words, full = words + f"; {who} draws a card", full + f"; {who} draws {card_label(card_text(game.drew))}"
             hot, where = [card_text(game.drew)], f"hand {game.seat}"
         steps.append(position(game, names=names, last={"text": words, "full": full, "cards": hot, "where": where}))

@@ -13,9 +13,9 @@ its limit is named in a progress line (the agent, its seat, how long), and the r
 :class:`Watchdog`, made once by :func:`watchdog`). While the process plays a unit of work
 (a :class:`WorkWatch` around it) the thread, a few times a second:
 
-* looks at the decision the process is in (:func:`kc_sim.play.watchdog.pending_decision`:
+* looks at the decision the process is in (:func:`kc_sim.play.driver.watchdog.pending_decision`:
   the Python loop registers the round it plays, nothing is added per decision) and stops
-  one past its limit by raising :class:`~kc_sim.play.watchdog.AgentStalled` in it: the run
+  one past its limit by raising :class:`~kc_sim.play.driver.watchdog.AgentStalled` in it: the run
   then stops as for an agent that raised, in one line naming the agent, seat, seed, round
   and the time, with the round's game record saved, whatever the backend;
 * keeps the process's *watch file* ``<run>/.watch/<pid>.json`` (the chunk and its task,
@@ -49,7 +49,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kc_sim.play.watchdog import pending_decision, stop_decision
+from kc_sim.play.driver.watchdog import pending_decision, stop_decision
 from kc_sim.processes.supervise import supervision
 from kc_sim.processes.watchfile import (
     CHUNK_FACTOR,

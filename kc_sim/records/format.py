@@ -17,8 +17,8 @@ from kc_sim.core.loop import (
 )
 from kc_sim.game.actions import action_text
 from kc_sim.game.cards import PILES, card_text
-from kc_sim.records.atomic import atomic_file
 from kc_sim.game.rules import RuleSet
+from kc_sim.support.atomic import atomic_file
 
 FORMAT = "kc-sim/game/1"
 

@@ -2,7 +2,7 @@
 
 * **Written whole** (:func:`write_parquet`): the file's bytes are made in memory (zstd,
   with page checksums) and written under a hidden temporary name, then renamed into place
-  (:func:`kc_sim.records.atomic.atomic_file`), so a part is complete or absent.
+  (:func:`kc_sim.support.atomic.atomic_file`), so a part is complete or absent.
 * **Digests** (:class:`Digests`): the size and sha256 of a file, which the manifest
   records for every part and file made from the parts, and which every reader checks
   before it reads (:mod:`kc_sim.runs.reader`). A :class:`Digests` belongs to one folder or
@@ -26,7 +26,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kc_sim.records.atomic import atomic_file
+from kc_sim.support.atomic import atomic_file
 from kc_sim.runs.schema import CHUNK_KEY
 
 if TYPE_CHECKING:

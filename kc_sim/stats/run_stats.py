@@ -50,7 +50,7 @@ class RunStats:
     rounds of t turns that ended out | blocked."""
 
     path: Path | None
-    manifest: dict
+    lineups: list                    # agent indices by line-up position, by line-up
     labels: list[str]
     players: int
     rules: str
@@ -297,11 +297,6 @@ class RunStats:
     def round_sums(self, value: str) -> tuple[np.ndarray, np.ndarray]:
         """Per-batch (S, N) of a per-round value (for differences paired by deal)."""
         return self.rounds_.S[value][0], self.rounds_.N[0]
-
-    @property
-    def lineups(self) -> list:
-        return (self.manifest.get("schedule") or {}).get("lineups") or (self.manifest.get("config") or {}).get(
-            "lineups", [])
 
     def end_reasons(self) -> list[dict]:
         """Out and blocked rates (and counts) over all rounds, then per line-up when there

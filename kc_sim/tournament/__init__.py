@@ -5,9 +5,9 @@
 folder it writes is :mod:`kc_sim.runs`; the processes a run plays in, and their watchdog
 and supervisor, are :mod:`kc_sim.processes`."""
 
-from kc_sim._lazy import lazy_exports
+from kc_sim.support.lazy import lazy_exports
 
-# lazy: see kc_sim._lazy
+# lazy: see kc_sim.support.lazy
 _EXPORTS = {
     "FORMAT": "kc_sim.runs.manifest",
     "make_plan": "kc_sim.tournament.plan",

@@ -13,6 +13,7 @@ joblib only).
 
 from __future__ import annotations
 
+from kc_sim.core.cache import configure
 from kc_sim.errors import UserError
 from kc_sim.processes.pool import WorkerPool, resolve_jobs
 from kc_sim.tournament.sizes import CHUNK_ROUNDS, ROUNDS_PER_MATCH, ROUNDS_PER_WORKER
@@ -41,7 +42,10 @@ def preload() -> None:
 
 
 def run_pool() -> WorkerPool:
-    """A new (not yet started) worker pool for a run: its workers :func:`preload` first."""
+    """A new (not yet started) worker pool for a run: its workers :func:`preload` first. The
+    compile-cache folder is set up here (:func:`kc_sim.core.cache.configure`, no numba import),
+    so the workers inherit it and none hashes the sources again."""
+    configure()
     return WorkerPool(preload=preload)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from kc_sim.play.recorded import record_round
+from kc_sim.play.recording.recorded import record_round
 from kc_sim.records.format import write_records
 from kc_sim.runs import RunReader, layout
 from kc_sim.runs.schema import AGENT, PENALTY, RECORD_COLUMNS, seat_names

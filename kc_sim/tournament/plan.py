@@ -20,8 +20,8 @@ from pathlib import Path
 
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
-from kc_sim.play.names import short_name
-from kc_sim.play.registry import load_agent, parse_agent_list
+from kc_sim.play.agents.names import short_name
+from kc_sim.play.agents.registry import load_agent, parse_agent_list
 from kc_sim.runs import ChunkSpec, RunConfig, RunSpec
 from kc_sim.tournament.schedule import Schedule, make_schedule
 from kc_sim.tournament.sizes import CHUNK_MATCHES, CHUNK_ROUNDS

@@ -5,7 +5,7 @@ call that never ends) cannot say where it is, and is killed from outside
 (:mod:`kc_sim.processes.watch`). :func:`stalled` then replays its chunk in a child
 process (:func:`kc_sim.processes.rederive.run_watched`: the generic part, a child sharing
 an int64 block with this one, watched for progress and killed past a limit), through the
-Python loop (:mod:`kc_sim.play.python_loop`: compiled seats too are called one decision at
+Python loop (:mod:`kc_sim.play.driver.python_loop`: compiled seats too are called one decision at
 a time), with the round state and event log of every loop kept in the shared block, and
 the seed, round and seat map of the round in play beside them (this module: the
 chunk-specific part). The child stops a Python-level stall itself (its own watchdog: the
@@ -74,7 +74,7 @@ def stalled(entry: dict, why: str) -> UserError:
 def replay(task: ChunkTask, limit: float) -> UserError | None:
     """Replay chunk ``task`` in a child process, decision by decision; the fault it stops
     at (an AgentFault, its record saved), or None if it plays through."""
-    from kc_sim.play import python_loop  # lazy: this process only needs it once a stall is found
+    from kc_sim.play.driver import python_loop  # lazy: this process only needs it once a stall is found
 
     task = replace(task, engine="python", watch_dir=None, decision_timeout=limit)
     try:
@@ -92,7 +92,7 @@ def replay(task: ChunkTask, limit: float) -> UserError | None:
 
 def _progress(view) -> tuple:
     """What changes at every decision of the child: loop, match, round, turns, actions, log length."""
-    from kc_sim.play.python_loop import B_LOG
+    from kc_sim.play.driver.python_loop import B_LOG
     b = view[HEADER:]
     return (int(view[H_LOOPS]), int(view[H_MATCHES]), int(view[H_ROUND]), int(b[layout.TURNS]),
             int(b[layout.ACTIONS]), int(b[layout.DONE]), int(b[B_LOG]))
@@ -101,9 +101,9 @@ def _progress(view) -> tuple:
 def _fault_at(task: ChunkTask, view, limit: float, waited: float) -> UserError:
     """The AgentFault of the decision the killed child was stuck in, from the shared state."""
     from kc_sim.game.rules import parse_rules
-    from kc_sim.play.python_loop import BLOCK_SIZE, PythonLoop
-    from kc_sim.play.registry import load_agent
-    from kc_sim.play.seat import SeatFault
+    from kc_sim.play.driver.python_loop import BLOCK_SIZE, PythonLoop
+    from kc_sim.play.agents.registry import load_agent
+    from kc_sim.play.driver.seat import SeatFault
     from kc_sim.tournament.schedule import group_seeds, seat_lineup
 
     q, m, r = int(view[H_LOOPS]) - 1, int(view[H_MATCHES]) - 1, int(view[H_ROUND])
@@ -127,7 +127,7 @@ def _fault_at(task: ChunkTask, view, limit: float, waited: float) -> UserError:
 def _shared_loop(view):
     """A PythonLoop whose memory block lives in ``view`` (the shared file) and which writes
     the round it plays into the header."""
-    from kc_sim.play import python_loop
+    from kc_sim.play.driver import python_loop
 
     class SharedLoop(python_loop.PythonLoop):
         def __init__(self, specs, rules, fault_dir=None):

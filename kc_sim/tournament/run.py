@@ -8,7 +8,7 @@ run, the manifest, resume), then takes the steps of a :class:`Run`:
    folder plays only those) and the number of processes that play them;
 2. **warm** - start the workers (:class:`~kc_sim.processes.pool.WorkerPool`), which import the
    play layer meanwhile, compile or load the run's compiled loop here (the one for all of
-   its agents, :func:`kc_sim.play.runner.loop_name`), then have each worker load it;
+   its agents, :func:`kc_sim.play.driver.runner.loop_name`), then have each worker load it;
 3. **play** - every chunk's parts written as its result arrives (the first few once pyarrow
    and pandas, imported meanwhile, are ready), then the chunk marked done in
    ``manifest.json``; Ctrl-C keeps what is done;
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kc_sim.errors import UserError
-from kc_sim.play import runner
+from kc_sim.play.driver import runner
 from kc_sim.runs import FORMAT, RunFolder, layout
 from kc_sim.runs.lock import notice
 from kc_sim.runs.parts import import_in_background
@@ -79,7 +79,7 @@ class RunResult:
     play_seconds: float               # from the first chunk sent to the last chunk written
     stop: str | None = None           # with --until: why the run stopped
     dropped_units: int = 0            # with --until: played after the stop (in flight), then removed
-    loop: str = ""                    # which loop played (kc_sim.play.runner.loop_name)
+    loop: str = ""                    # which loop played (kc_sim.play.driver.runner.loop_name)
 
 
 def size_workers(jobs, plan: Plan, pending) -> int:

@@ -6,7 +6,7 @@ meet gets one observation per deal of the block: its per-deal paired score
 (:func:`kc_sim.stats.pair_deal_scores`, the share of the deal's rounds, over all its
 seatings and line-ups, in which the first agent finished ahead; ties count half). Deals are
 independent, so these scores feed an anytime-valid confidence sequence per pair
-(:class:`kc_sim.sequential.StopRule`, Bonferroni over the pairs). The run stops after the
+(:class:`kc_sim.stats.sequential.StopRule`, Bonferroni over the pairs). The run stops after the
 first block at which every pair is decided: its sequence excludes 0.5 (one agent is ahead)
 or is narrower than ``precision`` (the difference is measured well enough); or when the
 schedule's maximum size is played.
@@ -26,7 +26,7 @@ from kc_sim.errors import UserError
 from kc_sim.runs import RunReader, StopInfo, Until, layout
 from kc_sim.runs.manifest import PairStop
 from kc_sim.runs.schema import AGENT, PENALTY, TOTAL, agent_codes, seat_agents, seat_names
-from kc_sim.sequential import StopRule, parse_precision
+from kc_sim.stats.sequential import StopRule, parse_precision
 from kc_sim.stats import pair_deal_scores
 
 UNTIL_CHOICES = ("decided",)

@@ -2,7 +2,7 @@
 
 A chunk (see :mod:`kc_sim.tournament.schedule`) is one task, a :class:`ChunkTask`:
 :func:`run_chunk` plays every seating of its groups in compiled code, returns the
-compact columns of :mod:`kc_sim.tournament.schema` and the chunk's
+compact columns of :mod:`kc_sim.runs.schema` and the chunk's
 :class:`~kc_sim.stats.Tally`, so the parent only writes parts and adds tallies up.
 Every seed derives from the run seed and the group number, so a chunk's result does not
 depend on the worker or the backend that played it.
@@ -21,12 +21,12 @@ import numpy as np
 
 from kc_sim.core import loop
 from kc_sim.game.rules import RuleSet, parse_rules
-from kc_sim.play import runner
-from kc_sim.play.registry import load_agent
+from kc_sim.play.driver import runner
+from kc_sim.play.agents.registry import load_agent
 from kc_sim.processes.watch import Work, WorkWatch
 from kc_sim.stats import Tally
 from kc_sim.tournament.schedule import group_seeds, rotations, seat_lineup
-from kc_sim.tournament.schema import compact_matches, compact_rounds, seat_agents
+from kc_sim.runs.schema import compact_matches, compact_rounds, seat_agents
 from kc_sim.tournament.sizes import PRIOR_RATE, ROUNDS_PER_MATCH
 
 
@@ -86,7 +86,7 @@ def _agent(name: str):
 
 def run_chunk(task: ChunkTask, _loop_class=None) -> dict:
     """Play one chunk; returns ``{"index", "rounds", "matches", "tally", "seconds"}`` where
-    ``rounds``/``matches`` are dicts of compact numpy columns (see :mod:`kc_sim.tournament.schema`).
+    ``rounds``/``matches`` are dicts of compact numpy columns (see :mod:`kc_sim.runs.schema`).
     The process's watchdog watches it (:class:`~kc_sim.processes.watch.WorkWatch`).
     ``_loop_class`` (internal): the Python loop class the runner plays with (the replay of a
     stalled chunk, :mod:`kc_sim.tournament.rederive`, passes one sharing its state)."""

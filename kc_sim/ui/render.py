@@ -43,7 +43,7 @@ def _cell(label: str, body: str) -> str:
 
 def render_table(game, seat: int | None = None, *, names=None, scores=None, reveal: bool = False,
                  title: str | None = None, you: bool = False) -> str:
-    """The table of ``game`` (a :class:`kc_sim.play.game.Game`) as seen by ``seat``.
+    """The table of ``game`` (a :class:`kc_sim.play.table.game.Game`) as seen by ``seat``.
 
     ``seat`` is the viewer (default: the seat to act); its hand is shown, other hands only
     as sizes unless ``reveal``. ``names`` are labels by seat (agent names), ``scores`` match

@@ -1,7 +1,7 @@
 """``kc-sim replay``: step through a recorded round turn by turn, with the picture of
 ``kc-sim play`` (``kc_sim.ui.render``).
 
-The record (docs/formats.md) is rebuilt with :meth:`kc_sim.play.game.Game.from_position` from its
+The record (docs/formats.md) is rebuilt with :meth:`kc_sim.play.table.game.Game.from_position` from its
 hands, table, stock and dealer, and every turn is played again: the seat, each action
 (legal when made), the stop that ends the list and the card drawn. At the end the replayed
 result is compared with the recorded one. A record saved by ``kc-sim play`` when the player
@@ -22,13 +22,13 @@ from typing import Callable
 from kc_sim.core import layout
 from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text
-from kc_sim.play.game import Game, why_illegal
-from kc_sim.play.recorded import RecordedRound
+from kc_sim.play.table.game import Game, why_illegal
+from kc_sim.play.recording.recorded import RecordedRound
 from kc_sim.play.seeing import record_position, record_turn, replay_doc
-from kc_sim.records.atomic import write_text_atomic
+from kc_sim.support.atomic import write_text_atomic
 from kc_sim.records.check import iter_records, parse_record
-from kc_sim.records.replay_page import replay_page
-from kc_sim.records.svg import position_svg
+from kc_sim.picture.replay_page import replay_page
+from kc_sim.picture.svg import position_svg
 from kc_sim.records.untrusted import display_names
 from kc_sim.ui.render import RULE, render_table
 

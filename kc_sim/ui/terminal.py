@@ -1,12 +1,12 @@
 """Playing in the terminal (``kc-sim play``): :func:`play_session`, the interactive loop.
 
 One round (or a whole match with ``match=True``) between people (``human``) and agents.
-Agents are driven by the seat driver (:class:`kc_sim.play.seat.SeatedAgents`) and a match
-by :class:`kc_sim.play.match.Match`, exactly as the runner plays them, so the same seed
+Agents are driven by the seat driver (:class:`kc_sim.play.driver.seat.SeatedAgents`) and a match
+by :class:`kc_sim.play.driver.match.Match`, exactly as the runner plays them, so the same seed
 gives the same rounds as ``kc-sim tournament``. Input is read with ``input()`` so that
 scripts can drive it through stdin: a move's number, its text (``7H>E``, ``N>E``,
 ``stop``), ``table``, ``help`` or ``quit``. Bad input re-prompts with the reason
-(:func:`kc_sim.play.game.why_illegal`); end of input (or ``quit``, or Ctrl-C) ends the
+(:func:`kc_sim.play.table.game.why_illegal`); end of input (or ``quit``, or Ctrl-C) ends the
 session cleanly. Every round's record is written to the JSON Lines file after each round
 and on quitting (an interrupted round has ``result.end == "unfinished"``); its path is printed.
 """
@@ -25,12 +25,12 @@ from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text, parse_action
 from kc_sim.game.cards import card_text
 from kc_sim.game.rules import RuleSet, parse_rules
-from kc_sim.play.game import Game, why_illegal
-from kc_sim.play.match import Match
-from kc_sim.play.names import short_name
-from kc_sim.play.recorded import RecordedRound
-from kc_sim.play.registry import load_agent, parse_agent_list
-from kc_sim.play.seat import SeatedAgents
+from kc_sim.play.table.game import Game, why_illegal
+from kc_sim.play.driver.match import Match
+from kc_sim.play.agents.names import short_name
+from kc_sim.play.recording.recorded import RecordedRound
+from kc_sim.play.agents.registry import load_agent, parse_agent_list
+from kc_sim.play.driver.seat import SeatedAgents
 from kc_sim.records.format import write_records
 from kc_sim.records.untrusted import display_text
 from kc_sim.ui.render import RULE, move_lines, order_moves, render_table

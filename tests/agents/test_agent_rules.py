@@ -18,7 +18,7 @@ from agents.position import MAX_CHILDREN, pack_piles
 from agents.position import children as _children
 from kc_sim.core import layout as L
 from kc_sim.core.legal import legal_mask
-from kc_sim.play.game import Game
+from kc_sim.play.table.game import Game
 from kc_sim.testing import round_rule_sets
 
 RULE_SETS = round_rule_sets()[::4]

@@ -20,10 +20,11 @@ from kc_sim.core.policy import MEM_SIZE, random_policy
 from kc_sim.core.rng import derive
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
-from kc_sim.play.agent import AgentSpec, PythonAgent
-from kc_sim.play.game import Game
-from kc_sim.play.registry import builtin_agents, builtin_names, load_agent
-from kc_sim.play.runner import play_matches, play_rounds, record_round
+from kc_sim.play.agents.interface import AgentSpec, PythonAgent
+from kc_sim.play.table.game import Game
+from kc_sim.play.agents.registry import builtin_agents, builtin_names, load_agent
+from kc_sim.play.driver.runner import play_matches, play_rounds
+from kc_sim.play.recording.recorded import record_round
 from kc_sim.testing import round_rule_sets
 from tests.helpers.positions import play_turn, position
 
@@ -165,8 +166,8 @@ def test_no_illegal_move_in_many_rounds_of_every_agent_under_every_variant():
 
 
 def test_agent_rounds_replay_cleanly_in_the_reference_engine():
-    from kc_sim.play.recorded import record_compiled_round
-    from kc_sim.play.runner import policies_tuple
+    from kc_sim.play.recording.recorded import record_compiled_round
+    from kc_sim.play.driver.runner import policies_tuple
     from kc_sim.records import check
 
     n = 0
@@ -241,7 +242,7 @@ def test_load_from_module_and_file_path_and_play():
 
 def test_user_file_agent_from_tmp_path(tmp_path):
     (tmp_path / "mine.py").write_text(
-        "from kc_sim.play.agent import PythonAgent\n"
+        "from kc_sim.play.agents.interface import PythonAgent\n"
         "from kc_sim.core.policy import compiled_policy\n"
         "from kc_sim.core.layout import STOP\n"
         "import numba as nb\n"

@@ -32,8 +32,8 @@ from kc_sim.game.actions import (
 )
 from kc_sim.game.cards import KING, RANK
 from kc_sim.game.variants import R_KING_ON_EMPTY_SIDE
-from kc_sim.play.registry import load_agent
-from kc_sim.play.runner import play_rounds
+from kc_sim.play.agents.registry import load_agent
+from kc_sim.play.driver.runner import play_rounds
 from kc_sim.testing import check_agent, round_rule_sets
 
 BASES = {"greedy": GREEDY, "pile-merger": MERGER}

@@ -8,11 +8,9 @@ import numpy as np
 import pytest
 
 from agents.planner import planner_policy
+from agents.plans import M_LEN, M_TURN, MAX_PLAN
 from agents.search import (
     DEFAULT_WEIGHTS,
-    M_LEN,
-    M_TURN,
-    MAX_PLAN,
     evaluate,
     pack_piles,
     pile_get,
@@ -28,8 +26,8 @@ from kc_sim.core.step import apply, deal
 from kc_sim.game.actions import action_text
 from kc_sim.game.cards import parse_card
 from kc_sim.game.rules import DRAW, LAYOUT_KINGS, SCORING, parse_rules
-from kc_sim.play.registry import load_agent
-from kc_sim.play.runner import play_rounds
+from kc_sim.play.agents.registry import load_agent
+from kc_sim.play.driver.runner import play_rounds
 from tests.helpers.positions import play_turn, position
 
 

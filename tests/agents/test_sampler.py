@@ -20,8 +20,8 @@ from kc_sim.core.policy import MEM_SIZE
 from kc_sim.core.step import apply, deal
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
-from kc_sim.play.registry import load_agent
-from kc_sim.play.runner import play_rounds
+from kc_sim.play.agents.registry import load_agent
+from kc_sim.play.driver.runner import play_rounds
 from kc_sim.testing import permute_hidden
 
 BUDGET = 3

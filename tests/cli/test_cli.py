@@ -91,7 +91,7 @@ def test_bench_json_has_the_figures():
 
 
 def test_agents_lists_every_builtin_one_line_each(capsys):
-    from kc_sim.play.registry import builtin_names
+    from kc_sim.play.agents.registry import builtin_names
 
     assert main(["agents"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()

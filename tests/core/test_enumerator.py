@@ -24,8 +24,8 @@ from kc_sim.core.legal import (
 )
 from kc_sim.core.policy import MEM_SIZE, random_policy
 from kc_sim.core.rng import below
-from kc_sim.play.game import Game
-from kc_sim.play.observation import V_LEGAL, VIEW_SIZE, fill_view
+from kc_sim.play.table.game import Game
+from kc_sim.play.table.view import V_LEGAL, VIEW_SIZE, fill_view
 from tests.helpers.differential import player_counts, rule_sets
 
 RULE_SETS = rule_sets()

@@ -11,8 +11,8 @@ import pytest
 
 from kc_sim.core import layout, loop, policy
 from kc_sim.game.rules import parse_rules
-from kc_sim.play import runner
-from kc_sim.play.registry import load_agents
+from kc_sim.play.driver import runner
+from kc_sim.play.agents.registry import load_agents
 from tests.helpers.compile_events import LISTENER
 
 _NO_COMPILE_ON_IMPORT = LISTENER + r"""
@@ -20,7 +20,7 @@ event.register("numba:compile", Listener())
 import kc_sim.core.loop as loop
 import kc_sim.core.policy as policy
 import kc_sim.core.policy_set
-import kc_sim.play.runner
+import kc_sim.play.driver.runner
 present = [n for n in ("play_round", "play_rounds", "play_matches") if n in vars(loop)]
 print(json.dumps({"compiled": compiled, "present": present, "random": "random_policy" in vars(policy)}))
 """

@@ -7,7 +7,7 @@ import pytest
 from kc_sim.core import loop
 from kc_sim.core.policy import random_policy
 from kc_sim.game.rules import parse_rules
-from kc_sim.play.runner import MATCH_KINDS
+from kc_sim.play.driver.runner import MATCH_KINDS
 
 POLICIES = (random_policy,) * 8
 

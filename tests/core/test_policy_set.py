@@ -26,9 +26,9 @@ from kc_sim.core.policy_set import PolicySet, PolicySetType, policy_ref
 from kc_sim.core.rng import below
 from kc_sim.game.cards import ALL_MASK
 from kc_sim.game.rules import parse_rules
-from kc_sim.play import registry, runner
-from kc_sim.play.agent import AgentSpec
-from kc_sim.play.registry import load_agent
+from kc_sim.play.agents import registry, runner
+from kc_sim.play.agents.interface import AgentSpec
+from kc_sim.play.agents.registry import load_agent
 from tests.helpers.compile_events import LISTENER
 
 GREEDY, RANDOM, KING, MERGER = (load_agent(n) for n in ("greedy", "random", "king-first", "merger"))
@@ -134,7 +134,7 @@ def test_one_loop_per_set_of_policies():
 
 _SECOND_PROCESS = LISTENER + r"""
 import numpy as np
-from kc_sim.play import runner
+from kc_sim.play.driver import runner
 rows = runner.play_rounds(["greedy", "merger"], np.arange(50), "classic")
 event.register("numba:compile", Listener())
 rows = runner.play_rounds(["merger", "greedy", "merger"], np.arange(50), "classic")

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from kc_sim.game.cards import COLOUR, RANK
 from kc_sim.game.reference import card_penalty
-from kc_sim.play.game import Game
+from kc_sim.play.table.game import Game
 from tests.helpers.differential import rule_sets
 
 RULE_SETS = rule_sets()

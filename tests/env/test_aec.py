@@ -19,8 +19,8 @@ from kc_sim.env.aec import (
     raw_env,
     split_observation,
 )
-from kc_sim.play.game import IllegalActionError  # noqa: E402
-from kc_sim.play.runner import record_round  # noqa: E402
+from kc_sim.play.table.game import IllegalActionError  # noqa: E402
+from kc_sim.play.recording.recorded import record_round  # noqa: E402
 
 CASES = [
     (2, "classic"),
@@ -128,7 +128,7 @@ def test_observation_holds_what_the_seat_sees():
 def test_observation_hides_other_hands_and_the_stock_order():
     """Two rounds that differ only in the other hands and the stock look the same to seat 0."""
     from kc_sim.env.obs_vector import fill_observation as _fill_observation
-    from kc_sim.play.game import Game
+    from kc_sim.play.table.game import Game
 
     hands = [["KS", "QD", "2C", "7H", "9S", "AD", "4C"], ["3C", "5D", "6H", "8S", "JC", "TD", "2H"]]
     piles = [["8C"], ["9D"], ["4H"], ["KH"]]

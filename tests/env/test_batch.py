@@ -13,8 +13,8 @@ from kc_sim.core.rng import derive
 from kc_sim.env.aec import raw_env
 from kc_sim.env.batch import BatchEnv
 from kc_sim.errors import UserError
-from kc_sim.play.registry import load_agent
-from kc_sim.play.runner import play_rounds
+from kc_sim.play.agents.registry import load_agent
+from kc_sim.play.driver.runner import play_rounds
 
 PY_AGENT = "agents.examples.my_python_agent:CautiousShedder"
 
@@ -238,7 +238,7 @@ def test_a_bad_opponent_raises():
     import numba as nb
 
     from kc_sim.core.policy import POLICY_SIG
-    from kc_sim.play.registry import spec_from_object
+    from kc_sim.play.agents.registry import spec_from_object
 
     bad = spec_from_object(nb.njit(POLICY_SIG)(lambda st, seat, mem: 1000), "bad")
     e = BatchEnv(4, players=2, opponents={1: bad})

@@ -17,7 +17,7 @@ from kc_sim.env.batch import BatchEnv  # noqa: E402
 from kc_sim.env.gym_env import KcEnv, KcVectorEnv, opponent_seats  # noqa: E402
 from kc_sim.env.obs_vector import OBS_SIZE, fill_observation, vector_from_view  # noqa: E402
 from kc_sim.errors import UserError  # noqa: E402
-from kc_sim.play.observation import SeatView  # noqa: E402
+from kc_sim.play.table.view import SeatView  # noqa: E402
 
 
 @pytest.mark.parametrize("players,observation", [(2, "planes"), (2, "vector"), (4, "planes")])
@@ -165,7 +165,7 @@ def test_kc_env_round_equals_the_aec_env():
 
 def test_vector_from_view_equals_the_core_observation():
     """What a Python agent is shown gives the env's observation exactly (so sb3 agents see what they trained on)."""
-    from kc_sim.play.game import Game
+    from kc_sim.play.table.game import Game
 
     rng = np.random.default_rng(0)
     n = 0

@@ -13,7 +13,7 @@ from kc_sim.env.obs_planes import PLANES_OPENS_SIZE, PLANES_SIZE, encode, planes
 from kc_sim.env.obs_vector import OBS_SIZE, fill_observation
 from kc_sim.game.cards import FITS_ON, KINGS_MASK, N_CARDS, NON_KINGS_MASK
 from kc_sim.game.rules import parse_rules
-from kc_sim.play.game import Game
+from kc_sim.play.table.game import Game
 
 
 def _fits_somewhere(game) -> int:

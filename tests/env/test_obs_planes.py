@@ -16,7 +16,7 @@ from kc_sim.env.batch import BatchEnv
 from kc_sim.env.obs_planes import PLANES, PLANES_SIZE, planes
 from kc_sim.env.obs_vector import OBS_SIZE, fill_observation, split_observation
 from kc_sim.game.rules import parse_rules
-from kc_sim.play.game import Game
+from kc_sim.play.table.game import Game
 
 RULES = ["classic", "draw_first", "classic,draw=if_stuck,must_play_kings=true", "classic,scoring=face",
          "classic,king_on_empty_side=false", "classic,layout_kings=to_corner", "classic,decks=2"]

@@ -16,7 +16,7 @@ from kc_sim.env.aec import raw_env  # noqa: E402
 from kc_sim.env.obs_vector import O_DEALER, OBS_SIZE, fill_observation  # noqa: E402
 from kc_sim.errors import UserError  # noqa: E402
 from kc_sim.game.cards import card_text  # noqa: E402
-from kc_sim.play.game import Game  # noqa: E402
+from kc_sim.play.table.game import Game  # noqa: E402
 
 CASES = [
     (2, "classic"),

@@ -26,7 +26,7 @@ from kc_sim.env.step import (  # noqa: E402
 from kc_sim.env.versions import AEC_NAME, ENCODINGS, GYM_ID, OPENSPIEL_NAME, check_encoding, encoding_id  # noqa: E402
 from kc_sim.errors import UserError  # noqa: E402
 from kc_sim.game.rules import parse_rules  # noqa: E402
-from kc_sim.play.game import Game  # noqa: E402
+from kc_sim.play.table.game import Game  # noqa: E402
 
 
 @pytest.mark.parametrize("rules", ["classic", "classic,draw=start", "classic,draw=if_stuck,decks=2",

@@ -13,7 +13,7 @@ import multiprocessing
 import os
 import time
 
-from kc_sim.play.agent import PythonAgent
+from kc_sim.play.agents.interface import PythonAgent
 
 FAULT_DECISION = 6
 

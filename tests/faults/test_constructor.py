@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kc_sim.errors import UserError
-from kc_sim.play.seat import SeatedAgents
+from kc_sim.play.driver.seat import SeatedAgents
 from tests.faults.conftest import agent, kc, rounds
 
 MESSAGE = "could not be made: its constructor raised RuntimeError: no model file here"

@@ -25,7 +25,7 @@ import pytest
 from tests.faults.hostile import KC, kc, mount_tmpfs, one_line_error, unmount
 
 RAISING_AGENT = '''
-from kc_sim.play.agent import PythonAgent
+from kc_sim.play.agents.interface import PythonAgent
 
 
 class Boom(PythonAgent):

@@ -106,7 +106,7 @@ def test_an_agent_that_ends_its_process(where, tmp_path):
 def test_an_agent_that_ends_the_process_while_it_warms_up(tmp_path):
     """``os._exit`` in the warm-up (exit 1 and no word before): one line, exit 2."""
     bad = tmp_path / "bad.py"
-    bad.write_text("import os\nfrom kc_sim.play.agent import PythonAgent\n\n"
+    bad.write_text("import os\nfrom kc_sim.play.agents.interface import PythonAgent\n\n"
                    "class Bye(PythonAgent):\n    def act(self, obs):\n        os._exit(1)\n")
     run = kc("tournament", "--agents", f"{bad}:Bye,random", "--rounds", "100", "--quiet", "--out", tmp_path / "run")
     line = run.one_line_error()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 Path(__file__).with_name("imported").write_text("ran")
 
-from kc_sim.play.agent import PythonAgent
+from kc_sim.play.agents.interface import PythonAgent
 
 
 class First(PythonAgent):
@@ -40,7 +40,7 @@ def test_report_imports_no_agent_file_named_by_a_run_folder(tmp_path):
 
 
 def test_names_code_tells_code_from_data():
-    from kc_sim.play.registry import names_code
+    from kc_sim.play.agents.registry import names_code
 
     assert not any(map(names_code, ["greedy", "pile-merger", "merger", "sampler:8", "sb3:m.zip", "openspiel:ismcts"]))
     assert all(map(names_code, ["x.py:A", "dir/x.py:A", "pkg.mod:A"]))

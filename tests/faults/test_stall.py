@@ -12,7 +12,7 @@ import re
 import pexpect
 import pytest
 
-from kc_sim.play.runner import AgentFault
+from kc_sim.play.driver.runner import AgentFault
 from kc_sim.records.check import check_file
 from kc_sim.tournament.run import run_tournament
 from tests.faults.conftest import KC, agent, kc, rounds, saved_record

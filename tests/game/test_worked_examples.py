@@ -1,6 +1,6 @@
 """The worked examples of the rule book (docs/rules.md, Worked examples), one scripted
 scenario each, played on both engines: the compiled core (through the step API of
-kc_sim.play.game.Game) and the reference (kc_sim.game.reference.RefRound).
+kc_sim.play.table.game.Game) and the reference (kc_sim.game.reference.RefRound).
 
 A scenario is a position (rule set, hands, piles base first, stock, dealer) and a script
 of actions to play and checks to make. Every action of the script must be legal when it
@@ -22,7 +22,7 @@ from kc_sim.game.actions import action_text, parse_action
 from kc_sim.game.cards import PILES, parse_card, parse_pile
 from kc_sim.game.reference import IllegalAction, RefRound
 from kc_sim.game.rules import parse_rules
-from kc_sim.play.game import Game, IllegalActionError
+from kc_sim.play.table.game import Game, IllegalActionError
 
 
 def cards(text: str) -> list[int]:
@@ -239,7 +239,7 @@ SCENARIOS = [
 # --- one adapter per engine: build the position, list and play actions, read the round ---------
 
 class CoreEngine:
-    """The compiled core through kc_sim.play.game.Game."""
+    """The compiled core through kc_sim.play.table.game.Game."""
 
     refused = IllegalActionError
 

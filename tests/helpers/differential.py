@@ -9,7 +9,7 @@ from kc_sim.core import layout as L
 from kc_sim.core.legal import count_plays, has_play, nth_play
 from kc_sim.game.reference import RefRound
 from kc_sim.game.rules import RuleSet
-from kc_sim.play.game import Game
+from kc_sim.play.table.game import Game
 from kc_sim.testing import round_rule_sets as rule_sets  # noqa: F401 - the tests import it from here
 
 

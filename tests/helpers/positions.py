@@ -5,7 +5,7 @@ import numpy as np
 from kc_sim.core.layout import STOP
 from kc_sim.core.policy import MEM_SIZE
 from kc_sim.game.actions import action_text
-from kc_sim.play.game import Game
+from kc_sim.play.table.game import Game
 
 
 def play_turn(policy, g: Game, seed: int = 1, mem=None) -> list[str]:

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from kc_sim.game.rules import parse_rules
-from kc_sim.play.game import Game
+from kc_sim.play.table.game import Game
 
 
 def replay_fault_record(path: Path) -> tuple[dict, Game]:

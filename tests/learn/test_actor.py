@@ -15,9 +15,9 @@ from kc_sim.learn import actor  # noqa: E402
 from kc_sim.learn.net_eval import deal_seeds, evaluate  # noqa: E402
 from kc_sim.learn.net_policy import load_slot, slot_policy  # noqa: E402
 from kc_sim.learn.qnet import QNet  # noqa: E402
-from kc_sim.play.agent import AgentSpec  # noqa: E402
-from kc_sim.play.registry import load_agent  # noqa: E402
-from kc_sim.play.runner import play_rounds  # noqa: E402
+from kc_sim.play.agents.interface import AgentSpec  # noqa: E402
+from kc_sim.play.agents.registry import load_agent  # noqa: E402
+from kc_sim.play.driver.runner import play_rounds  # noqa: E402
 
 
 def _record(players, kinds, learner_seats, pols, P, seeds, temperature=0.0, rng_seed=5):

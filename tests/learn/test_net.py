@@ -82,7 +82,7 @@ def test_model_file_round_trip_and_refusals(tmp_path):
     m = read_net(path)
     np.testing.assert_array_equal(m.params, P)
     assert (m.h1, m.h2, m.header["encoding"]) == (8, 4, "actions/1")
-    from kc_sim.records.model_file import Model, read_model, write_model
+    from kc_sim.learn.model_file import Model, read_model, write_model
 
     def rewrite(**change):
         doc = read_model(path)
@@ -107,8 +107,8 @@ def test_model_file_round_trip_and_refusals(tmp_path):
 def test_a_model_is_an_agent_everywhere(tmp_path):
     """net:PATH in the runner, as a BatchEnv opponent, and through check_agent."""
     from kc_sim.env.batch import BatchEnv
-    from kc_sim.play.registry import load_agent
-    from kc_sim.play.runner import play_rounds
+    from kc_sim.play.agents.registry import load_agent
+    from kc_sim.play.driver.runner import play_rounds
     from kc_sim.testing import check_agent
 
     path = tmp_path / "m.zip"

@@ -16,8 +16,8 @@ import pandas as pd  # noqa: E402
 from kc_sim.core import layout as L  # noqa: E402
 from kc_sim.errors import UserError  # noqa: E402
 from kc_sim.learn import openspiel_agent as oa  # noqa: E402
-from kc_sim.play.game import Game  # noqa: E402
-from kc_sim.play.registry import load_agent  # noqa: E402
+from kc_sim.play.table.game import Game  # noqa: E402
+from kc_sim.play.agents.registry import load_agent  # noqa: E402
 
 KC_SIM = str(Path(sys.executable).with_name("kc-sim"))
 

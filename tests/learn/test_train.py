@@ -15,8 +15,8 @@ pytest.importorskip("sb3_contrib")
 
 from kc_sim.errors import UserError  # noqa: E402
 from kc_sim.learn.policy_net import PolicyNet  # noqa: E402
-from kc_sim.play.names import base_label  # noqa: E402
-from kc_sim.play.registry import load_agent  # noqa: E402
+from kc_sim.play.agents.names import base_label  # noqa: E402
+from kc_sim.play.agents.registry import load_agent  # noqa: E402
 
 KC = [sys.executable, "-m", "kc_sim.cli"]
 

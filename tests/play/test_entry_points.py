@@ -12,7 +12,7 @@ from pathlib import Path
 PLUGIN = '''
 from kc_sim.core.policy import compiled_policy
 from kc_sim.core.layout import STOP
-from kc_sim.play.agent import PythonAgent
+from kc_sim.play.agents.interface import PythonAgent
 
 
 @compiled_policy

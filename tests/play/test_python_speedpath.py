@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 
 from kc_sim.core import loop
-from kc_sim.play import python_loop
-from kc_sim.play.agent import AgentSpec, PythonAgent
-from kc_sim.play.game import Game
-from kc_sim.play.observation import V_HAND, V_LEGAL, V_NLEGAL, SeatView
-from kc_sim.play.registry import load_agent
-from kc_sim.play.runner import AgentFault, play_matches, play_rounds, record_round
+from kc_sim.play.driver import python_loop
+from kc_sim.play.agents.interface import AgentSpec, PythonAgent
+from kc_sim.play.table.game import Game
+from kc_sim.play.table.view import V_HAND, V_LEGAL, V_NLEGAL, SeatView
+from kc_sim.play.agents.registry import load_agent
+from kc_sim.play.driver.runner import AgentFault, play_matches, play_rounds
+from kc_sim.play.recording.recorded import record_round
 
 GREEDY, RANDOM = load_agent("greedy"), load_agent("random")
 FIELDS = ("seat", "players", "hand", "piles", "tops", "bases", "stock_size", "hand_sizes", "turn_actions", "drew",

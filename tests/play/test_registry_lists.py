@@ -1,10 +1,10 @@
-"""``"a,b"`` agent lists, parsed in one place (``kc_sim.play.registry.parse_agent_list``) for
+"""``"a,b"`` agent lists, parsed in one place (``kc_sim.play.agents.registry.parse_agent_list``) for
 the command line, ``kc-sim play``, tournaments and experiment files."""
 
 import pytest
 
 from kc_sim.errors import UserError
-from kc_sim.play.registry import load_agents, parse_agent_list
+from kc_sim.play.agents.registry import load_agents, parse_agent_list
 
 
 def test_names_are_split_and_stripped():

@@ -19,12 +19,12 @@ from kc_sim.errors import UserError
 from kc_sim.game.actions import parse_action
 from kc_sim.game.cards import ALL_MASK
 from kc_sim.game.rules import parse_rules
-from kc_sim.play import runner
-from kc_sim.play.agent import AgentSpec, PythonAgent
-from kc_sim.play.game import Game
-from kc_sim.play.observation import V_HAND, V_LEGAL
-from kc_sim.play.registry import load_agent
-from kc_sim.play.runner import (
+from kc_sim.play.driver import runner
+from kc_sim.play.agents.interface import AgentSpec, PythonAgent
+from kc_sim.play.table.game import Game
+from kc_sim.play.table.view import V_HAND, V_LEGAL
+from kc_sim.play.agents.registry import load_agent
+from kc_sim.play.driver.runner import (
     AgentFault,
     play_matches,
     play_rounds,

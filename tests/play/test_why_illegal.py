@@ -1,4 +1,4 @@
-"""The one explainer of illegal actions for people (``kc_sim.play.game.why_illegal``, used by
+"""The one explainer of illegal actions for people (``kc_sim.play.table.game.why_illegal``, used by
 ``Game.play``, ``RecordedRound``, ``kc-sim play`` and ``kc-sim replay``) gives the same verdict
 as the reference engine's own reading (``RefRound.why_illegal``) on random positions."""
 
@@ -10,8 +10,8 @@ import pytest
 
 from kc_sim.core import layout
 from kc_sim.game.reference import RefRound
-from kc_sim.play.game import Game, IllegalActionError, why_illegal
-from kc_sim.play.recorded import RecordedRound
+from kc_sim.play.table.game import Game, IllegalActionError, why_illegal
+from kc_sim.play.recording.recorded import RecordedRound
 from kc_sim.testing import round_rule_sets
 
 RULE_SETS = round_rule_sets()[::6]          # 16 of the 96, every switch value among them

@@ -12,10 +12,10 @@ import time
 
 import numpy as np
 
-from kc_sim.play import python_loop
-from kc_sim.play.agent import AgentSpec, PythonAgent
-from kc_sim.play.runner import play_rounds
-from kc_sim.play.watchdog import pending_decision, rounds_in_play
+from kc_sim.play.driver import python_loop
+from kc_sim.play.agents.interface import AgentSpec, PythonAgent
+from kc_sim.play.driver.runner import play_rounds
+from kc_sim.play.driver.watchdog import pending_decision, rounds_in_play
 from kc_sim.processes.watch import RunWatch, Work, WorkWatch, watchdog
 
 

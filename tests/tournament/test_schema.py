@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from kc_sim.play.names import base_label
+from kc_sim.play.agents.names import base_label
 from kc_sim.tournament.plan import labels_of
 from kc_sim.tournament.schedule import balanced_seatings
 from kc_sim.runs.schema import (

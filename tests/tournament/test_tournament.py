@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from kc_sim.cli.tournament import bench_agent, tournament
 from kc_sim.errors import UserError
-from kc_sim.play.registry import builtin_agents
-from kc_sim.play.runner import AgentFault
+from kc_sim.play.agents.registry import builtin_agents
+from kc_sim.play.driver.runner import AgentFault
 from kc_sim.runs import RunReader, layout, read_matches, read_rounds, read_summary
 from kc_sim.runs.manifest import read_manifest_json
 from kc_sim.runs.parts import write_json

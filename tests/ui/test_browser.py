@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from kc_sim.cli.root import main
-from kc_sim.play.recorded import record_round
+from kc_sim.play.recording.recorded import record_round
 from kc_sim.records.format import write_records
 from kc_sim.ui.terminal import play_session
 from tests.ui.test_replay_html import expected_tables
@@ -212,7 +212,7 @@ def test_viewers_in_one_page_step_on_their_own(browser, tmp_path):
     from selenium.webdriver.common.keys import Keys
 
     from kc_sim.play.seeing import replay_doc
-    from kc_sim.records.replay_page import page_assets, replay_block
+    from kc_sim.picture.replay_page import page_assets, replay_block
 
     recs = [record_round(["greedy", "random"], s, "classic") for s in (40, 41)]
     blocks = "".join(replay_block(replay_doc(r), f"v{i}", heading=f"round {i}") for i, r in enumerate(recs))

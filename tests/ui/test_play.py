@@ -10,10 +10,11 @@ import pytest
 
 from kc_sim.core import loop
 from kc_sim.errors import UserError
-from kc_sim.play.game import Game, why_illegal
-from kc_sim.play.recorded import RecordedRound
-from kc_sim.play.runner import play_matches, record_round
-from kc_sim.play.seat import SeatedAgents
+from kc_sim.play.table.game import Game, why_illegal
+from kc_sim.play.recording.recorded import RecordedRound
+from kc_sim.play.driver.runner import play_matches
+from kc_sim.play.recording.recorded import record_round
+from kc_sim.play.driver.seat import SeatedAgents
 from kc_sim.records.check import check_file
 from kc_sim.records.format import write_records
 from kc_sim.ui.render import move_lines, render_table

@@ -8,9 +8,9 @@ import pytest
 
 from kc_sim.cli.root import main
 from kc_sim.game.cards import PILES, card_text, sort_hand
-from kc_sim.play.game import Game
-from kc_sim.play.recorded import RecordedRound, record_round
-from kc_sim.play.seeing import game_svg
+from kc_sim.play.table.game import Game
+from kc_sim.play.recording.recorded import RecordedRound, record_round
+from kc_sim.play.table.position import game_svg
 from kc_sim.records.format import write_records
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -115,7 +115,7 @@ def test_kc_sim_render_writes_the_position_before_a_turn(tmp_path, capsys):
 
 def test_a_hidden_hand_keeps_the_card_it_drew_secret():
     from kc_sim.play.seeing import replay_doc
-    from kc_sim.records.svg import card_label, position_svg
+    from kc_sim.picture.svg import card_label, position_svg
 
     rec = record_round(["greedy", "random", "greedy"], 12, "classic")
     doc = replay_doc(rec)

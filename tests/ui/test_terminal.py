@@ -31,7 +31,7 @@ import pexpect
 import psutil
 import pytest
 
-from kc_sim._cache import source_hash
+from kc_sim.core.cache import source_hash
 
 KC_SIM = Path(sys.executable).parent / "kc-sim"
 HERE = Path(__file__).parents[1]

@@ -21,8 +21,8 @@ from kc_sim.analysis.experiments.stopping import stopping_runs_table, stopping_s
 from kc_sim.analysis.experiments.tables import md_table
 from kc_sim.analysis.scan import scan_run
 from kc_sim.analysis.text import excludes, fmt_num, fmt_pct, fmt_pp, fmt_signed
-from kc_sim.play.names import base_label
-from kc_sim.play.registry import load_agent
+from kc_sim.play.agents.names import base_label
+from kc_sim.play.agents.registry import load_agent
 from kc_sim.stats import difference_of_independent, mean_from_sums
 
 FINDINGS_FILE = "findings.md"

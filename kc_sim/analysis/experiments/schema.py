@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kc_sim.errors import UserError
-from kc_sim.play.registry import parse_agent_list
+from kc_sim.play.agents.registry import parse_agent_list
 from kc_sim.stats.sequential import parse_precision
 from kc_sim.tournament.schedule import SEATING_KINDS
 from kc_sim.tournament.stopping import UNTIL_CHOICES

@@ -3,7 +3,7 @@ action) for its first two rounds in a process, then, from its third round on, re
 action id that is not among ``obs.legal``."""
 
 from kc_sim.game.actions import STOP
-from kc_sim.play.agent import PythonAgent
+from kc_sim.play.agents.interface import PythonAgent
 
 
 class Buggy(PythonAgent):

@@ -17,10 +17,9 @@ from pathlib import Path
 from kc_sim.core import layout, loop
 from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text
-from kc_sim.play.seat import SeatFault
 from kc_sim.records.format import write_records
 
-__all__ = ["AgentFault", "DEFAULT_FAULT_DIR", "agent_fault", "hook_fault", "first_failing", "raises",
+__all__ = ["AgentFault", "SeatFault", "DEFAULT_FAULT_DIR", "agent_fault", "hook_fault", "first_failing", "raises",
            "unreproduced"]
 
 DEFAULT_FAULT_DIR = "kc-sim-faults"
@@ -40,6 +39,18 @@ class AgentFault(UserError):
         """Keep the type and fields when a worker process sends the fault back."""
         fields = {k: getattr(self, k) for k in ("agent", "seat", "seed", "match", "round", "turn", "action", "path")}
         return _rebuild_fault, (str(self), fields)
+
+
+class SeatFault(UserError):
+    """An agent broke the contract at a seat: ``kind`` is ``raised``, ``not an action``,
+    ``illegal``, ``too long`` or ``stalled`` (a decision past its time limit); ``what`` says what it did (``raised KeyError: ...``).
+    ``seat`` is the round seat (the match seat for a ``new_match`` hook); ``action`` the
+    offending action's text, if any. The message names the agent."""
+
+    def __init__(self, agent: str, seat: int, kind: str, what: str, action: str | None = None, *,
+                 hook: str | None = None):
+        super().__init__(f"agent {agent!r} (seat {seat}) {what}")
+        self.agent, self.seat, self.kind, self.what, self.action, self.hook = agent, seat, kind, what, action, hook
 
 
 def _rebuild_fault(message: str, fields: dict) -> AgentFault:

@@ -8,7 +8,7 @@ __all__ = ["base_label", "short_name"]
 def short_name(name: str) -> str:
     """An agent's name without its module or file: ``Name`` for ``path/file.py:Name``
     or ``package.module:Name``. A name whose last part is not a Python name, such as
-    ``sb3:runs/model.zip`` (made by a loader, kc_sim.play.registry), stays whole."""
+    ``sb3:runs/model.zip`` (made by a loader, kc_sim.play.agents.registry), stays whole."""
     head, sep, tail = name.rpartition(":")
     return tail if sep and tail.isidentifier() else name
 

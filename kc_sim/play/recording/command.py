@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from kc_sim.core.rng import derive
 from kc_sim.game.rules import RuleSet
-from kc_sim.play.recorded import record_round
-from kc_sim.play.registry import load_agents
+from kc_sim.play.recording.recorded import record_round
+from kc_sim.play.agents.registry import load_agents
 from kc_sim.records.format import write_records
 
 

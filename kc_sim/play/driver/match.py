@@ -1,11 +1,11 @@
 """A match driven from Python, round by round: the runner's Python loop and ``kc-sim play
---match`` both play their matches through :class:`Match`, which deals exactly as the
-compiled ``kc_sim.core.loop.play_matches`` does.
+--match`` both play their matches through :class:`Match`, which deals, seats and scores them
+with the very functions the compiled ``kc_sim.core.loop.play_matches`` uses.
 
-The match rule (docs/rules.md, Matches) is ``kc_sim.core.match``: rounds are played until
-the match switch says stop, each adding every player's penalty to their total. Round ``r``
-of the match with seed S is dealt from ``derive(S, ROUND_STREAM + r)``; the first dealer is
-drawn from S, and the deal passes left after every round, skipping players out of the
+The match rule and how a match is dealt (docs/rules.md, Matches) are ``kc_sim.core.match``:
+rounds are played until the match switch says stop, each adding every player's penalty to
+their total; each round is dealt from its own seed of the match seed, the first dealer drawn
+from the match seed and the deal passing left after every round, skipping players out of the
 match (under eliminate_25 only the players still in are seated, in match-seat order).
 """
 
@@ -15,16 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kc_sim.core.loop import (
-    M_ROUNDS,
-    M_SEED,
-    M_TOTAL,
-    M_WINNERS,
-    ROUND_STREAM,
-    first_dealer,
-)
-from kc_sim.core.match import match_over, match_winners
-from kc_sim.core.rng import derive
+from kc_sim.core import match as rule
+from kc_sim.core.layout import MAX_SEATS
+from kc_sim.core.step import first_dealer
 from kc_sim.game.rules import MATCH_KIND_NAMES, RuleSet
 from kc_sim.game.variants import MatchKind
 
@@ -63,14 +56,16 @@ class Match:
         self.rounds_played = 0
         self.over = False
         self._open: MatchRound | None = None
+        self._seat_map = np.zeros(MAX_SEATS, dtype=np.int64)    # round seat -> match seat, this round
 
     def rounds(self):
         """The rounds of the match, one at a time; call :meth:`add_round` after each."""
         while not self.over:
-            seat_map = [s for s in range(self.players) if self.active[s]]
+            k, dealer = rule.seat_round(self.active, self.players, self.dealer, self._seat_map)
+            seat_map = [int(m) for m in self._seat_map[:k]]
             r = self.rounds_played
-            self._open = MatchRound(r, int(derive(self.seed, ROUND_STREAM + r)), seat_map,
-                                    seat_map.index(self.dealer), tuple(int(self.totals[m]) for m in seat_map))
+            self._open = MatchRound(r, int(rule.round_seed(self.seed, r)), seat_map, int(dealer),
+                                    tuple(int(self.totals[m]) for m in seat_map))
             yield self._open
             if self._open is not None:
                 raise RuntimeError("Match.rounds: add_round was not called for the round just played")
@@ -79,16 +74,13 @@ class Match:
         """Add the penalties (by round seat) of the round just played; decides whether the
         match is over and, if not, passes the deal left past the players out of the match."""
         rnd, self._open = self._open, None
-        for s, m in enumerate(rnd.seat_map):
-            self.totals[m] += int(penalties[s])
+        k = len(rnd.seat_map)
         self.rounds_played += 1
-        self.last_active[:] = self.active
-        self.over = bool(match_over(self.kind, self.rules.match_rounds, self.rounds_played, self.totals,
-                                    self.active, self.players))
+        self.over = bool(rule.add_round(self.kind, self.rules.match_rounds, self.rounds_played, self.totals,
+                                        self.active, self.last_active, self._seat_map,
+                                        np.asarray(penalties, dtype=np.int64), k, self.players))
         if not self.over:
-            self.dealer = (self.dealer + 1) % self.players
-            while not self.active[self.dealer]:
-                self.dealer = (self.dealer + 1) % self.players
+            self.dealer = int(rule.pass_deal(self.dealer, self.active, self.players))
 
     @property
     def eliminated(self) -> list[int]:
@@ -98,12 +90,8 @@ class Match:
     @property
     def winners(self) -> int:
         """Bit mask of the match seats sharing the win (once the match is over)."""
-        return int(match_winners(self.kind, self.totals, self.active, self.last_active, self.players))
+        return int(rule.match_winners(self.kind, self.totals, self.active, self.last_active, self.players))
 
     def row(self, out) -> None:
-        """Write the match row (``kc_sim.core.loop``'s ``M_*`` columns) into ``out``."""
-        out[M_SEED] = self.seed
-        out[M_ROUNDS] = self.rounds_played
-        out[M_WINNERS] = self.winners
-        out[M_TOTAL:] = -1
-        out[M_TOTAL:M_TOTAL + self.players] = self.totals
+        """Write the match row (``kc_sim.core.rows``' ``M_*`` columns) into ``out``."""
+        rule.write_match(out, self.seed, self.rounds_played, self.winners, self.totals, self.players)

@@ -1,4 +1,5 @@
-"""Model files: trained models as data. Reading one never runs code from it.
+"""Model files: trained models as data. Reading one never runs code from it. (The models
+are kc-sim train's and the net:/sb3: agents', all in :mod:`kc_sim.learn`, so the format lives here.)
 
 A kc-sim model file is a zip. kc-sim's part of it is a JSON header and NumPy arrays:
 
@@ -27,7 +28,8 @@ sb3's own loader unpickles (it can run code), so kc-sim calls it only to resume 
 :func:`remember_written` records the SHA-256 of every model file ``kc-sim train`` saves (in
 :func:`written_dir`), and :func:`require_written` refuses any other file.
 
-Writing (:func:`write_model`) is atomic (a temporary file renamed into place) and can keep
+Writing (:func:`write_model`) is atomic (:mod:`kc_sim.support.atomic`: a temporary file
+renamed into place) and can keep
 the entries of an existing zip (``base``), which is how the sb3 model and kc-sim's part
 share one file.
 """
@@ -48,6 +50,7 @@ import numpy as np
 
 from kc_sim.errors import UserError
 from kc_sim.records import untrusted
+from kc_sim.support.atomic import atomic_file
 
 __all__ = ["ENCODING", "HEADER_ENTRY", "Model", "read_model", "write_model", "holds_model", "file_sha256",
            "written_dir", "remember_written", "forget_written", "require_written", "MAX_ARRAY_BYTES"]
@@ -223,19 +226,14 @@ def write_model(path, model: Model, *, base=None) -> str:
     doc = {"encoding": ENCODING, "format": model.format, "version": int(model.version), "header": model.header,
            "arrays": {n: {"dtype": a.dtype.str, "shape": list(a.shape)} for n, a in arrays.items()},
            "others": [i.filename for i, _ in kept]}
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-            for info, data in kept:
-                z.writestr(info, data)
-            z.writestr(HEADER_ENTRY, json.dumps(doc, indent=1, allow_nan=False))
-            for name, a in arrays.items():
-                buf = io.BytesIO()
-                np.lib.format.write_array(buf, a, allow_pickle=False)
-                z.writestr(ARRAY_DIR + name + ".npy", buf.getvalue())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_file(path, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
+        for info, data in kept:
+            z.writestr(info, data)
+        z.writestr(HEADER_ENTRY, json.dumps(doc, indent=1, allow_nan=False))
+        for name, a in arrays.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, a, allow_pickle=False)
+            z.writestr(ARRAY_DIR + name + ".npy", buf.getvalue())
     return file_sha256(path)
 
 

@@ -1,5 +1,5 @@
 """A position of Kings in the Corner drawn as SVG: ``kc-sim render``, Jupyter
-(``Game._repr_svg_``) and the replay pages (:mod:`kc_sim.records.replay_page`).
+(``Game._repr_svg_``) and the replay pages (:mod:`kc_sim.picture.replay_page`).
 
 The picture follows the table of the rule book: the stock face down in the middle, the
 four side piles N E S W next to it and the four corner piles NE SE SW NW on the
@@ -118,10 +118,7 @@ def position_svg(pos: dict, *, names=None, scores=None, dealer: int | None = Non
     ``show``: ``"all"`` shows every hand, a seat number only that seat's, None only the hand
     of the seat to act (none when over). ``names`` label the seats, ``scores`` are match
     totals, ``dealer`` marks the dealer; ``title`` heads the caption bar."""
-    cw, ch, step = _G["cw"], _G["ch"], _G["step"]
     tsz, top = _G["table"], _G["top"]
-    cx, cy = tsz / 2, top + tsz / 2
-    px = tsz + _G["pad"]
     width = tsz + _G["pad"] + _G["panel"]
     height = max(top + tsz, top + _panel_height(pos)) + _G["pad"]
     last = pos.get("last") or {}
@@ -138,7 +135,18 @@ def position_svg(pos: dict, *, names=None, scores=None, dealer: int | None = Non
         seen = not (where or "").startswith("hand ") or _shown(pos, show, int(where.split()[1]))
         words = last.get("full", last["text"]) if seen else last["text"]
         out.append(f'<text class="cap2" x="10" y="36" data-role="last">last: {escape(words)}</text>')
-    # the stock, face down, with its size
+    _table(out, pos, hot, where)
+    _panel(out, pos, height, hot, where, names=names, scores=scores, dealer=dealer, show=show)
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _table(out: list, pos: dict, hot: list, where) -> None:
+    """The stock, face down with its size, and the piles: each base next to the stock, each
+    later card one step further out, drawn on top; the cards of ``hot`` in pile ``where`` marked."""
+    cw, ch, step = _G["cw"], _G["ch"], _G["step"]
+    tsz, top = _G["table"], _G["top"]
+    cx, cy = tsz / 2, top + tsz / 2
     n_stock = int(pos["stock"])
     out.append(f'<g data-role="stock" data-count="{n_stock}">')
     if n_stock:
@@ -146,7 +154,6 @@ def position_svg(pos: dict, *, names=None, scores=None, dealer: int | None = Non
     else:
         out.append(f'<rect class="empty" x="{cx - cw / 2:g}" y="{cy - ch / 2:g}" width="{cw}" height="{ch}" rx="4"/>')
     out.append(f'<text class="cnt" x="{cx:g}" y="{cy + 6:g}" text-anchor="middle">{n_stock}</text></g>')
-    # the piles: base next to the stock, each later card one step further out, drawn on top
     for p, name in enumerate(PILE_NAMES):
         dx, dy = _G["dirs"][p]
         d = _G["side"] if p < 4 else _G["corner"]
@@ -163,7 +170,13 @@ def position_svg(pos: dict, *, names=None, scores=None, dealer: int | None = Non
             x, y = bx + dx * step * i - cw / 2, by + dy * step * i - ch / 2
             out.append(_card(c, x, y, cw, ch, where == name and c in hot))
         out.append("</g>")
-    # the seats' panel
+
+
+def _panel(out: list, pos: dict, height: int, hot: list, where, *, names, scores, dealer, show) -> None:
+    """The seats' panel on the right: a line per seat (name, cards, score, penalty, dealer and
+    to-play marks) and its hand, face up when shown, else face down."""
+    tsz, top = _G["table"], _G["top"]
+    px = tsz + _G["pad"]
     out.append(f'<rect class="panel" x="{px}" y="{top}" width="{_G["panel"] - 1}" height="{height - top - 1}"/>')
     y = top + _G["pad"]
     hw, hh, hstep = _G["hw"], _G["hh"], _G["hstep"]
@@ -197,5 +210,3 @@ def position_svg(pos: dict, *, names=None, scores=None, dealer: int | None = Non
                 out.append(_back(px + _G["pad"] + k * hstep, y, hw, hh))
         y += _rows(hand) * (hh + 6) + 8
         out.append("</g>")
-    out.append("</svg>")
-    return "".join(out)

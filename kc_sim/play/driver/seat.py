@@ -13,7 +13,7 @@ What the driver does, once for every caller:
   the round seed (``kc_sim.core.loop.seed_policies``), exactly as the compiled loop does; a
   Python agent's seed for the round is its row's seed word.
 * **Calling.** A compiled policy is called with the round state, its round seat and its
-  memory row; a Python agent with the :class:`~kc_sim.play.observation.SeatView` of its seat.
+  memory row; a Python agent with the :class:`~kc_sim.play.table.view.SeatView` of its seat.
 * **Coercing.** What the agent returns becomes an action id (:func:`as_action`); anything
   else, or an exception, becomes a :class:`SeatFault` naming the agent and the seat.
 """
@@ -31,10 +31,12 @@ from kc_sim.core.policy import MEM_SIZE
 from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text, parse_action
 from kc_sim.game.rules import RuleSet, parse_rules
-from kc_sim.play.agent import AgentSpec
-from kc_sim.play.observation import SeatView
-from kc_sim.play.registry import load_agent
-from kc_sim.play.watchdog import AgentStalled
+from kc_sim.play.agents.interface import AgentSpec
+from kc_sim.play.table.view import SeatView
+from kc_sim.play.agents.registry import load_agent
+from kc_sim.play.driver.faults import SeatFault
+from kc_sim.play.driver.watchdog import AgentStalled
+from kc_sim.support.lazy import OnFirstUse
 
 __all__ = ["SeatedAgents", "SeatFault", "as_action", "ACTION_HELP"]
 
@@ -74,7 +76,7 @@ def _raised(e: BaseException, where: str = "") -> str:
 
 def _fault(agent: str, seat: int, e: BaseException, where: str = "", **kw) -> SeatFault:
     """The SeatFault of an agent at ``seat`` whose call raised ``e``: ``stalled`` when the
-    watchdog stopped a decision that took too long (:mod:`kc_sim.play.watchdog`), else ``raised``."""
+    watchdog stopped a decision that took too long (:mod:`kc_sim.play.driver.watchdog`), else ``raised``."""
     if isinstance(e, AgentStalled):
         return SeatFault(agent, seat, "stalled", e.what() + where, **kw)
     return SeatFault(agent, seat, "raised", _raised(e, where), **kw)
@@ -89,15 +91,10 @@ def made(spec: AgentSpec):
         raise UserError(f"agent {spec.name!r} could not be made: its constructor {_raised(e)}") from e
 
 
-_SEED: list = []              # seed_policies' compiled entry point, on first use
+#: ``seed_policies`` as its compiled entry point, on first use: called directly it skips the
+#: dispatcher's type resolution (the driver calls it once a round)
+_SEEDER = OnFirstUse({"seed_policies": lambda: seed_policies.compile("void(int64[:, ::1], int64, int64)")})
 _SEED_READERS: dict = {}      # players -> struct reader of mem[:players, 0] (rows MEM_SIZE int64 apart)
-
-
-def _seeder():
-    """``seed_policies`` as its compiled entry point: called directly it skips the
-    dispatcher's type resolution (the driver calls it once a round)."""
-    _SEED.append(seed_policies.compile("void(int64[:, ::1], int64, int64)"))
-    return _SEED[0]
 
 
 def _seed_reader(k: int):
@@ -108,25 +105,13 @@ def _seed_reader(k: int):
     return r
 
 
-class SeatFault(UserError):
-    """An agent broke the contract at a seat: ``kind`` is ``raised``, ``not an action``,
-    ``illegal``, ``too long`` or ``stalled`` (a decision past its time limit); ``what`` says what it did (``raised KeyError: ...``).
-    ``seat`` is the round seat (the match seat for a ``new_match`` hook); ``action`` the
-    offending action's text, if any. The message names the agent."""
-
-    def __init__(self, agent: str, seat: int, kind: str, what: str, action: str | None = None, *,
-                 hook: str | None = None):
-        super().__init__(f"agent {agent!r} (seat {seat}) {what}")
-        self.agent, self.seat, self.kind, self.what, self.action, self.hook = agent, seat, kind, what, action, hook
-
-
 class SeatedAgents:
     """The agents of one run by match seat (an AgentSpec, an agent name, or None for a seat
     someone else plays, e.g. a person), with their policy memory.
 
     Call :meth:`new_match` before each match, :meth:`new_round` before each round (with the
     round seed and the map round seat -> match seat), then :meth:`act` (on a
-    :class:`~kc_sim.play.game.Game`) or :meth:`decide` (on a bare state) at each decision of
+    :class:`~kc_sim.play.table.game.Game`) or :meth:`decide` (on a bare state) at each decision of
     an agent's seat. Failures raise :class:`SeatFault`."""
 
     def __init__(self, agents, rules: RuleSet | str):
@@ -157,7 +142,7 @@ class SeatedAgents:
         ``seat_map[s]``: seed every seat's memory, then each Python agent's ``start_round``."""
         seat_map = [int(m) for m in seat_map]
         k = len(seat_map)
-        (_SEED[0] if _SEED else _seeder())(self.mem, int(round_seed), k)
+        _SEEDER["seed_policies"](self.mem, int(round_seed), k)
         self.seat_map = seat_map
         self.round_acts = acts = [None] * k
         self.round_policies = policies = [None] * k
@@ -215,7 +200,7 @@ class SeatedAgents:
 
     def act(self, game, scores=()) -> int:
         """The action id of the agent at the seat to act of ``game`` (a
-        :class:`~kc_sim.play.game.Game` dealt from the round seed given to :meth:`new_round`);
+        :class:`~kc_sim.play.table.game.Game` dealt from the round seed given to :meth:`new_round`);
         ``scores`` are the match totals by round seat."""
         s = game.seat
         if s >= len(self.seat_map):

@@ -5,7 +5,7 @@ Nothing is fetched: the page carries its style, its script and the replay's data
 so it works offline, opened from disk. The data is the replay *document* that
 :func:`kc_sim.play.seeing.replay_doc` builds (the round replayed in Python with kc-sim's own
 ``Game``): seat names, dealer, where each turn starts and the position after every
-decision. The script draws a position with the geometry of :mod:`kc_sim.records.svg`, the
+decision. The script draws a position with the geometry of :mod:`kc_sim.picture.svg`, the
 same picture ``kc-sim render`` writes, with the same data attributes.
 
 Controls: buttons and keys step one decision (Right / Left arrow), go to the first or the
@@ -25,7 +25,7 @@ from __future__ import annotations
 import html
 import json
 
-from kc_sim.records.svg import GEOMETRY, SUIT_GLYPH, SVG_CSS
+from kc_sim.picture.svg import GEOMETRY, SUIT_GLYPH, SVG_CSS
 
 __all__ = ["replay_page", "replay_block", "json_for_script", "PAGE_CSS", "PAGE_SCRIPT"]
 
@@ -40,7 +40,7 @@ PAGE_CSS = SVG_CSS + """
 .kc-help{color:#666;font-size:12px}
 """
 
-#: draws a position (the dict of kc_sim.records.svg) and runs the controls of every viewer
+#: draws a position (the dict of kc_sim.picture.svg) and runs the controls of every viewer
 PAGE_SCRIPT = r"""
 (function () {
   "use strict";
@@ -61,7 +61,7 @@ PAGE_SCRIPT = r"""
   function back(x, y, w, h) { return '<rect class="back" x="' + x + '" y="' + y + '" width="' + w + '" height="' + h + '" rx="4"/>'; }
   function rows(hand) { return Math.max(1, Math.ceil((hand ? hand.length : 0) / PER_ROW)); }
   function name(doc, s) { return doc.names && s < doc.names.length ? String(doc.names[s]) : "seat " + s; }
-  // the same picture as kc_sim.records.svg.position_svg (show: "all" or null = the seat to act)
+  // the same picture as kc_sim.picture.svg.position_svg (show: "all" or null = the seat to act)
   function draw(doc, pos, show) {
     var cw = G.cw, ch = G.ch, tsz = G.table, top = G.top, cx = tsz / 2, cy = top + tsz / 2, px = tsz + G.pad;
     var width = tsz + G.pad + G.panel, ph = G.pad, s, i;

@@ -1,10 +1,10 @@
 """The Python round loop: rounds between any mix of agents (Python agents, compiled
-policies), played from Python through the seat driver (:class:`kc_sim.play.seat.SeatedAgents`).
+policies), played from Python through the seat driver (:class:`kc_sim.play.driver.seat.SeatedAgents`).
 
 It makes one compiled call per decision (:func:`step`): that call checks and applies the
 last action, logging it as the compiled loop does (so a faulty round's game record is at
 hand), and, for a seat played by a Python agent, copies the visible part of the round into
-that agent's view buffer, which :class:`kc_sim.play.observation.SeatView` decodes lazily.
+that agent's view buffer, which :class:`kc_sim.play.table.view.SeatView` decodes lazily.
 Compiled seats are called from Python with their own memory row, exactly as the compiled
 loop calls them, so both loops play the same rounds for the same seeds.
 
@@ -21,7 +21,7 @@ is what a Python agent's rounds cost:
   so reading it gives Python ints and no other seat's data is ever in it), with
   ``legal`` read by one ``struct`` call. The buffer is refilled at that agent's next
   decision, so a view the agent keeps past ``act`` (seen from its reference count) is
-  first given its own copy (:func:`kc_sim.play.observation.freeze`): the view stays
+  first given its own copy (:func:`kc_sim.play.table.view.freeze`): the view stays
   valid, as promised.
 * Faults are found where they were: an exception from ``act``, a value that is no
   action (non-ints through ``SeatedAgents.checked``; ints out of range by :func:`step`),
@@ -43,9 +43,9 @@ from kc_sim.core.views import array_at
 from kc_sim.game.actions import action_text
 from kc_sim.game.rules import RuleSet
 from kc_sim.game.variants import N_RULE_CODES
-from kc_sim.play.faults import agent_fault, hook_fault
-from kc_sim.play.game import Game
-from kc_sim.play.observation import (
+from kc_sim.play.driver.faults import agent_fault, hook_fault
+from kc_sim.play.table.game import Game
+from kc_sim.play.table.view import (
     V_LEGAL,
     VIEW_SIZE,
     SeatView,
@@ -54,9 +54,10 @@ from kc_sim.play.observation import (
     unpackers,
     view_buffer,
 )
-from kc_sim.play.seat import SeatedAgents, SeatFault
-from kc_sim.play.watchdog import rounds_in_play
+from kc_sim.play.driver.seat import SeatedAgents, SeatFault
+from kc_sim.play.driver.watchdog import rounds_in_play
 from kc_sim.records.format import make_record, turns_from_log
+from kc_sim.support.lazy import OnFirstUse
 
 __all__ = ["PythonLoop", "begin", "step", "OVER", "ILLEGAL", "NOT_ACTION"]
 
@@ -117,16 +118,15 @@ def step(addr, a):
     return _next(st, addr)
 
 
-_ENTRY: dict = {}
+#: ``begin`` and ``step`` as their compiled entry points, compiled (or loaded from the cache) on first use
+_ENTRY = OnFirstUse({"begin": lambda: begin.compile("int64(int64, int64, int64, int64)"),
+                     "step": lambda: step.compile("int64(int64, int64)")})
 
 
 def entry_points() -> tuple:
     """``(begin, step)`` as their compiled entry points, compiled (or loaded from the cache)
     on first use. Called directly they skip the dispatcher's type resolution, half the
     cost of a call that takes integers only."""
-    if not _ENTRY:
-        _ENTRY["begin"] = begin.compile("int64(int64, int64, int64, int64)")
-        _ENTRY["step"] = step.compile("int64(int64, int64)")
     return _ENTRY["begin"], _ENTRY["step"]
 
 
@@ -140,7 +140,7 @@ def write_row(st, seed, seat_map, out, row, match, match_round):
 
 class PythonLoop:
     """The Python round loop of one run: the agents by match seat (AgentSpecs, seated with
-    :class:`~kc_sim.play.seat.SeatedAgents`), the round state and event log (``st`` and
+    :class:`~kc_sim.play.driver.seat.SeatedAgents`), the round state and event log (``st`` and
     ``log``, views of one memory block) and one view buffer per match seat."""
 
     def __init__(self, specs, rules: RuleSet, fault_dir=None):
@@ -186,7 +186,7 @@ class PythonLoop:
         """Play one round (round seat s is match seat ``seat_map[s]``, ``scores`` the match
         totals by round seat). A fault raises SeatFault, the state and log left as they
         were at the fault. The round is registered while it plays
-        (:class:`~kc_sim.play.watchdog.RoundsInPlay`), so a watchdog can see its decisions."""
+        (:class:`~kc_sim.play.driver.watchdog.RoundsInPlay`), so a watchdog can see its decisions."""
         in_play, thread = self._in_play, get_ident()
         outer = in_play.get(thread)                  # (a round played inside another's decision)
         in_play[thread] = (self, seed)

@@ -1,6 +1,6 @@
 """Seeing a Python agent's decision take too long, and stopping it, at no cost per decision.
 
-The Python loop (:class:`kc_sim.play.python_loop.PythonLoop`) is watched from another
+The Python loop (:class:`kc_sim.play.driver.python_loop.PythonLoop`) is watched from another
 thread, a few times a second (:func:`pending_decision`): the loop the playing thread is
 playing a round in - each loop registers the round it plays, and its seed, with this
 process's :class:`RoundsInPlay` (once per round: a dictionary entry set and removed) - and
@@ -10,8 +10,8 @@ decision. Nothing is added per decision: no counter, no clock, no system call.
 A decision that has left the state unchanged past its limit is stopped by raising
 :class:`AgentStalled` in the playing thread (:func:`stop_decision`, CPython's
 ``PyThreadState_SetAsyncExc``). It comes out of the agent's ``act`` as if the agent had
-raised it, so the seat driver turns it into a ``stalled`` :class:`~kc_sim.play.seat.SeatFault`
-and the runner into an :class:`~kc_sim.play.faults.AgentFault` with the round's game
+raised it, so the seat driver turns it into a ``stalled`` :class:`~kc_sim.play.driver.seat.SeatFault`
+and the runner into an :class:`~kc_sim.play.driver.faults.AgentFault` with the round's game
 record saved - the path of any agent that raises. An exception is raised only where Python
 code runs: a decision stuck in compiled or C code (a numba loop, a call that never returns)
 keeps the state unchanged after it; the caller sees that and has the process killed from
@@ -71,7 +71,7 @@ class RoundsInPlay:
     """Which Python loop each thread is playing a round in, and the round's seed:
     :attr:`by_thread` maps a thread id to ``(loop, seed)``. The loop sets its entry as it
     starts a round and removes it as the round ends, however it ends (inline in
-    :meth:`kc_sim.play.python_loop.PythonLoop.play`: a dictionary entry, the cheapest
+    :meth:`kc_sim.play.driver.python_loop.PythonLoop.play`: a dictionary entry, the cheapest
     registration there is, once per round); the watchdog reads it from its own thread
     (:meth:`get`). A round played inside another's decision (an agent that plays a game
     itself) is set over the outer round's entry, which it puts back as it ends."""
