@@ -8,8 +8,7 @@
   ``kernel``, ...) may be longer only where numba needs one function, and its docstring says
   so (it names numba).
 
-The checks are made per package, so that a package still being reworked by another part of
-issue 34 is marked as expected to fail (``xfail``, not strict) without hiding the others.
+The checks are made per package, so a failure names the package it is in.
 """
 
 from __future__ import annotations
@@ -27,21 +26,6 @@ MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
 #: decorators that compile a function with numba (their docstring may then justify a long body)
 COMPILERS = {"njit", "jit", "kernel", "compiled_policy", "generated_jit", "cfunc", "vectorize"}
-
-#: packages other parts of issue 34 are still reworking: their checks may fail until they land
-PENDING = {
-    "kc_sim.tournament": "the run folder and process machinery (lead, processes helper)",
-    "kc_sim.analysis": "presentation of runs over the one statistics engine (stats helper)",
-    "kc_sim.stats": "the one statistics engine (stats helper)",
-}
-#: modules at the root of kc_sim/ that another part moves into a package (module: where to)
-PENDING_ROOT = {"kc_sim.stats.sequential": "moves to kc_sim.stats.sequential (stats helper)"}
-#: imports made by modules of other parts' areas, which those parts remove: (module: why)
-PENDING_IMPORTS = {
-    "kc_sim.play.driver.watchdog": "finds PythonLoop.play's frames by importing it; the processes helper's "
-                            "registration hook (the loop registers with the watchdog) removes the import",
-}
-
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -97,10 +81,10 @@ def imports(name: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def cycles(skip=frozenset()) -> list[list[str]]:
+def cycles() -> list[list[str]]:
     """The import cycles (strongly connected components of more than one module, each as one
-    cycle through it), leaving out the imports made by the modules of ``skip``."""
-    graph = {m: sorted(imports(m)) if m not in skip else [] for m in modules()}
+    cycle through it)."""
+    graph = {m: sorted(imports(m)) for m in modules()}
     index, low, stack, on_stack, comps = {}, {}, [], set(), []
 
     def visit(v):                                 # Tarjan's algorithm, iteratively
@@ -172,8 +156,7 @@ def _packages() -> list[str]:
 
 
 def package_params():
-    return [pytest.param(p, marks=pytest.mark.xfail(strict=False, reason=f"{p}: {PENDING[p]}"))
-            if p in PENDING else p for p in _packages()]
+    return _packages()
 
 
 def is_compiled(fn: ast.FunctionDef) -> bool:
@@ -208,35 +191,14 @@ def long_functions(name: str) -> list[str]:
 
 @pytest.mark.parametrize("package", package_params())
 def test_no_import_cycle(package):
-    """No cycle through a module of ``package``, counting imports inside functions (the
-    imports of :data:`PENDING_IMPORTS` left out: their own part removes them)."""
-    found = [c for c in cycles(frozenset(PENDING_IMPORTS)) if any(package_of(m) == package for m in c)]
+    """No cycle through a module of ``package``, counting imports inside functions."""
+    found = [c for c in cycles() if any(package_of(m) == package for m in c)]
     assert not found, "import cycles:\n" + "\n".join(" -> ".join(c) for c in found)
-
-
-@pytest.mark.xfail(strict=False, reason="; ".join(f"{m}: {why}" for m, why in PENDING_IMPORTS.items()))
-def test_no_import_cycle_at_all():
-    """The whole graph, the pending imports included: passes once every part has landed."""
-    found = cycles()
-    assert not found, "import cycles:\n" + "\n".join(" -> ".join(c) for c in found)
-
-
-def _shim(name: str) -> bool:
-    """A module left at an old path for its importers (issue 34), removed in the last wave."""
-    return "(issue 34); kept for imports that name this path" in (ast.get_docstring(tree(name)) or "")
 
 
 def test_at_most_three_modules_at_the_root():
-    """Shims and the modules of :data:`PENDING_ROOT` aside (the next test counts them)."""
-    root = sorted(m for m in modules() if package_of(m) == "kc_sim" and not _shim(m) and m not in PENDING_ROOT)
+    root = sorted(m for m in modules() if package_of(m) == "kc_sim")
     assert len(root) <= MAX_ROOT_MODULES, f"modules at the root of kc_sim/: {root}"
-
-
-@pytest.mark.xfail(strict=False, reason="shims at old paths are removed by the lead in the last wave of issue 34; "
-                   + "; ".join(f"{m} {why}" for m, why in PENDING_ROOT.items()))
-def test_no_shim_or_pending_module_left_at_the_root():
-    left = sorted(m for m in modules() if package_of(m) == "kc_sim" and (_shim(m) or m in PENDING_ROOT))
-    assert not left, f"shims or modules still to move at the root of kc_sim/: {left}"
 
 
 @pytest.mark.parametrize("package", package_params())

@@ -153,17 +153,20 @@ def real_tally(agents, players: int, deals: int, seed: int, rules: str = "classi
     """The tally of a real tournament of ``agents`` on deals ``start .. start + deals`` of run
     seed ``seed``, made by the workers' own code (:func:`kc_sim.tournament.worker.run_chunk`,
     one chunk per line-up), without a run folder. Returns (tally, labels)."""
+    from kc_sim.tournament.options import TournamentOptions
     from kc_sim.tournament.plan import make_plan
-    from kc_sim.tournament.worker import ChunkTask, run_chunk
+    from kc_sim.tournament.worker import ChunkTask, RunSetup, run_chunk
 
-    plan = make_plan(list(agents), players=players, rounds=1, rules=rules, seed=seed, out="unused")
+    plan = make_plan(TournamentOptions.create(list(agents), players=players, rounds=1, rules=rules, seed=seed,
+                                              out="unused"))
     sched = plan.schedule
     tally = Tally.for_deals(len(plan.labels), players, width_deals or (start + deals))
     for li, lineup in enumerate(sched.lineups):
-        task = ChunkTask(li, li, tuple(plan.load_names[i] for i in lineup), start, start + deals,
-                         width_deals or (start + deals), seed, plan.rules.spec(), "rounds", None, tuple(lineup),
-                         len(plan.labels), sched.seatings)
-        tally.merge(Tally.from_json(run_chunk(task)["tally"]))
+        setup = RunSetup(seed=seed, rules=plan.rules.spec(), mode="rounds", groups_per_lineup=width_deals or (start + deals),
+                         n_agents=len(plan.labels), seatings=sched.seatings)
+        task = ChunkTask(index=li, lineup=li, agents=tuple(lineup), names=tuple(plan.load_names[i] for i in lineup),
+                         start=start, stop=start + deals, setup=setup)
+        tally.merge(Tally.from_json(run_chunk(task).tally))
     return tally, plan.labels
 
 

@@ -67,18 +67,6 @@ def _stalled(entry: dict, why: str):
     return stalled(entry, why)
 
 
-def until_size(until, rounds, max_rounds):
-    """The size of a run: ``--rounds``, or with ``--until`` the ``--max-rounds`` cap."""
-    if until is None:
-        if max_rounds is not None:
-            raise UserError("--max-rounds caps a run that stops early: give it with --until decided "
-                            "(or use --rounds)")
-        return rounds
-    if rounds is not None:
-        raise UserError("with --until decided the size is a maximum: give --max-rounds instead of --rounds")
-    return max_rounds
-
-
 def _command(name: str, first=None, **options) -> str:
     """The command as it would be typed, rebuilt from the parsed options (for the manifest)."""
     words = ["kc-sim", name] + ([str(first)] if first is not None else [])
@@ -128,24 +116,25 @@ def tournament(
     started = process_start()
     supervise(_stalled)          # the rest runs in a child this process watches (kc_sim.processes.supervise)
     from kc_sim.tournament.early import run_pool, start_early  # lazy: joblib; kc-sim --help needs none
+    from kc_sim.tournament.options import TournamentOptions
 
-    rounds = until_size(until, rounds, max_rounds)
+    command = _command("tournament", agents=agents, players=players, rounds=rounds, matches=matches, rules=rules,
+                       seed=seed, jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records or None,
+                       chunk_size=chunk_size, seating=None if seating == "balanced" else seating, until=until,
+                       precision=precision, max_rounds=max_rounds, alpha=alpha, quiet=quiet,
+                       decision_timeout=decision_timeout)
+    opts = TournamentOptions.create(agents, players=players, rounds=rounds, max_rounds=max_rounds, matches=matches,
+                                    rules=rules, seed=seed, jobs=jobs, backend=backend, scheduler=scheduler, out=out,
+                                    records=records, chunk_size=chunk_size, seating=seating, until=until,
+                                    precision=precision, alpha=alpha, quiet=quiet, wait=wait,
+                                    decision_timeout=decision_timeout, command=command)
     pool = run_pool()
-    start_early(pool, jobs, rounds, matches, backend)     # the workers start while this process imports and plans
+    start_early(pool, opts)     # the workers start while this process imports and plans
     # lazy: loads numba (~1.5 s); kc-sim --help must not
     from kc_sim.tournament.run import run_tournament
 
-    command = _command("tournament", agents=agents, players=players, rounds=None if until else rounds,
-                       matches=matches, rules=rules, seed=seed, jobs=jobs, backend=backend, scheduler=scheduler,
-                       out=out, records=records or None, chunk_size=chunk_size,
-                       seating=None if seating == "balanced" else seating, until=until, precision=precision,
-                       max_rounds=max_rounds, alpha=alpha, quiet=quiet, decision_timeout=decision_timeout)
     with pool:                  # closed now, also after an error: left to the interpreter's exit it waits for them
-        res = run_tournament(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
-                             jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records,
-                             chunk_size=chunk_size, seating=seating, until=until, precision=precision,
-                             alpha=alpha, quiet=quiet, command=command, started=started, wait=wait,
-                             decision_timeout=decision_timeout, pool=pool)
+        res = run_tournament(opts, pool=pool, started=started)
     if not quiet:
         typer.echo(format_summary(res.summary))
     if len(res.plan.labels) >= 3:           # the leaderboard (kc_sim.analysis.leaderboard), saved in the run folder
@@ -337,8 +326,11 @@ def bench_agent(
     print its win rate and mean penalty difference (agent minus baseline) with 95% intervals.
     With --until decided, stop as soon as every comparison is decided."""
     supervise(_stalled)          # the rest runs in a child this process watches (kc_sim.processes.supervise)
+    import dataclasses
+
     # lazy: loads numba (~1.5 s); kc-sim --help must not
     from kc_sim.play.agents.registry import load_agent, parse_agent_list
+    from kc_sim.tournament.options import TournamentOptions
     from kc_sim.tournament.run import run_tournament
 
     spec = load_agent(agent)
@@ -354,22 +346,20 @@ def bench_agent(
         raise UserError("no baselines to play against: give --baselines a,b")
     for n in names:
         load_agent(n)
-    rounds = until_size(until, rounds, max_rounds)
-    if rounds is None:
-        rounds = (100_000 if spec.compiled else 10_000) * (10 if until else 1)
-    if rounds < 1:
-        raise UserError(f"bad --{'max-rounds' if until else 'rounds'} {rounds}: expected a positive number")
+    # the options as typed, per baseline (checked), then the whole run's size: rounds against each baseline
+    opts = TournamentOptions.create([agent, *names], players=2, rounds=rounds, max_rounds=max_rounds, rules=rules,
+                                    seed=seed, jobs=jobs, backend=backend, scheduler=scheduler, until=until,
+                                    precision=precision, alpha=alpha, quiet=quiet, wait=wait,
+                                    decision_timeout=decision_timeout,
+                                    lineups=[(0, j) for j in range(1, len(names) + 1)])
+    per = opts.rounds if opts.rounds is not None else (100_000 if spec.compiled else 10_000) * (10 if until else 1)
+    command = _command("bench-agent", agent, baselines=baselines, rounds=None if until else per, rules=rules, seed=seed, jobs=jobs,
+                       backend=backend, scheduler=scheduler, out=out, until=until, precision=precision,
+                       max_rounds=max_rounds, alpha=alpha, quiet=quiet, decision_timeout=decision_timeout)
     with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
-        folder = out if out is not None else Path(tmp) / "run"
-        res = run_tournament([agent, *names], players=2, rounds=rounds * len(names), rules=rules, seed=seed,
-                             jobs=jobs, backend=backend, scheduler=scheduler, out=folder,
-                             lineups=[(0, j) for j in range(1, len(names) + 1)], until=until,
-                             precision=precision, alpha=alpha, quiet=quiet,
-                             command=_command("bench-agent", agent, baselines=baselines, rounds=rounds, rules=rules,
-                                              seed=seed, jobs=jobs, backend=backend, scheduler=scheduler,
-                                              out=out, until=until, precision=precision, max_rounds=max_rounds,
-                                              alpha=alpha, quiet=quiet, decision_timeout=decision_timeout),
-                             wait=wait, decision_timeout=decision_timeout)
+        opts = dataclasses.replace(opts, rounds=per * len(names), out=out if out is not None else Path(tmp) / "run",
+                                   command=command)
+        res = run_tournament(opts)
         table = bench_table(res)
     typer.echo(format_bench(table, res.plan.labels[res.plan.named[0]]))
     typer.echo(final_line(res) if out is not None else final_line(res).rsplit(";", 1)[0])

@@ -1,7 +1,7 @@
 """The pool of worker processes of the loky backend: one object, started once, closed once.
 
 Rule: a run plays in ``--jobs`` processes, this one and ``jobs - 1`` workers of joblib's
-reusable loky pool (:func:`resolve_jobs` reads ``--jobs``). The pool is a
+reusable loky pool. The pool is a
 :class:`WorkerPool`, owned by whoever made it: the command (which starts it before
 anything heavy is imported, so the workers' start overlaps its own, and hands it to the
 run) or the run itself (for a Python caller that passes none). Workers die with this
@@ -20,23 +20,13 @@ import signal
 import threading
 from contextlib import contextmanager
 
-from kc_sim.errors import UserError
 from kc_sim.processes import compat
 from kc_sim.processes.lifeline import die_with_parent
 
-__all__ = ["WorkerPool", "quiet_trackers", "resolve_jobs", "sigint_ignored"]
+__all__ = ["WorkerPool", "quiet_trackers", "sigint_ignored"]
 
 #: seconds an idle worker waits for work before it leaves (loky's own timeout)
 IDLE_TIMEOUT = 300
-
-
-def resolve_jobs(jobs) -> int:
-    """The number of processes ``--jobs`` asks for (None or -1: every core)."""
-    if jobs is None or int(jobs) == -1:
-        return os.cpu_count() or 1
-    if int(jobs) < 1:
-        raise UserError(f"bad --jobs {jobs}: expected a positive number (or -1 for every core)")
-    return int(jobs)
 
 
 def _worker_start(parent: int) -> None:

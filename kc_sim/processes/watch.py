@@ -65,21 +65,7 @@ from kc_sim.processes.watchfile import (
     wall,
 )
 
-__all__ = ["DEFAULT_DECISION_TIMEOUT", "RunWatch", "Watchdog", "Work", "WorkWatch", "check_timeout", "watchdog"]
-
-
-def check_timeout(value) -> float:
-    """``--decision-timeout`` checked: positive seconds (None: the default)."""
-    from kc_sim.errors import UserError  # lazy: as light as possible for the workers
-    if value is None:
-        return DEFAULT_DECISION_TIMEOUT
-    try:
-        t = float(value)
-    except (TypeError, ValueError):
-        t = float("nan")
-    if not t > 0 or t == float("inf"):
-        raise UserError(f"bad --decision-timeout {value}: expected a positive number of seconds, e.g. 60")
-    return t
+__all__ = ["DEFAULT_DECISION_TIMEOUT", "RunWatch", "Watchdog", "Work", "WorkWatch", "watchdog"]
 
 
 @dataclass(frozen=True)

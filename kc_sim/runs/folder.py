@@ -263,21 +263,23 @@ class RunFolder:
         """A reader of this folder, sharing what this object has hashed."""
         return RunReader(self.path, self.digests)
 
-    def store(self, index: int, res: dict) -> None:
-        """Write chunk ``index``'s parts from a worker's result, then record their size and
-        sha256 and mark the chunk done in the manifest (in that order)."""
+    def store(self, index: int, rounds: dict, matches: dict | None, tally: str | None, seconds: float) -> None:
+        """Write chunk ``index``'s parts from its compact columns (``rounds``, and ``matches``
+        with matches: :func:`~kc_sim.runs.schema.compact_rounds`) and its ``tally`` (JSON),
+        then record their size and sha256 and mark the chunk done in the manifest (in that
+        order); ``seconds``: what playing it took."""
         chunk, config, sched = self.chunks[index], self.config, self.spec.schedule
         lineup = sched.lineups[chunk.lineup]
         written = {}
-        if res["matches"] is not None:
-            t = matches_table(res["matches"], chunk.index, chunk.lineup, lineup, sched.seatings, config.labels)
+        if matches is not None:
+            t = matches_table(matches, chunk.index, chunk.lineup, lineup, sched.seatings, config.labels)
             written[layout.MATCHES] = write_parquet(t, self.part_path(layout.MATCHES, index),
                                                     self._identity(index, t), self.digests)
-        t = rounds_table(res["rounds"], chunk.index, chunk.lineup, lineup, sched.seatings, config.labels)
+        t = rounds_table(rounds, chunk.index, chunk.lineup, lineup, sched.seatings, config.labels)
         written[layout.ROUNDS] = write_parquet(t, self.part_path(layout.ROUNDS, index),
-                                               {TALLY_KEY: res["tally"], **self._identity(index, t)}, self.digests)
+                                               {TALLY_KEY: tally, **self._identity(index, t)}, self.digests)
         entry = self.manifest.chunks[index]
-        entry.state, entry.rows, entry.seconds = "done", int(t.num_rows), round(res["seconds"], 3)
+        entry.state, entry.rows, entry.seconds = "done", int(t.num_rows), round(seconds, 3)
         entry.parts = {layout.part_rel(kind, index): self.digests.of(path)
                        for kind, path in sorted(written.items(), reverse=True)}
         self.save()

@@ -14,21 +14,23 @@ joblib only).
 from __future__ import annotations
 
 from kc_sim.core.cache import configure
-from kc_sim.errors import UserError
-from kc_sim.processes.pool import WorkerPool, resolve_jobs
+from kc_sim.processes.pool import WorkerPool
+from kc_sim.tournament.options import TournamentOptions
 from kc_sim.tournament.sizes import CHUNK_ROUNDS, ROUNDS_PER_MATCH, ROUNDS_PER_WORKER
 
 __all__ = ["preload", "run_pool", "start_early", "workers_likely"]
 
 
-def workers_likely(jobs, rounds, matches) -> bool:
+def workers_likely(opts: TournamentOptions) -> bool:
     """Whether a run will surely want worker processes, known before its plan: ``--jobs``
     above 1 and more than a chunk to play, or by default at least two workers' worth of
     compiled rounds."""
-    units = rounds if rounds is not None else (matches or 0) * ROUNDS_PER_MATCH
-    if resolve_jobs(jobs) < 2 or not units:
+    units = opts.rounds if opts.rounds is not None else (opts.matches or 0) * ROUNDS_PER_MATCH
+    if opts.processes < 2 or not units:
         return False
-    return units > CHUNK_ROUNDS if jobs is not None and int(jobs) != -1 else units >= 2 * ROUNDS_PER_WORKER[True]
+    if opts.jobs is not None and int(opts.jobs) != -1:
+        return units > CHUNK_ROUNDS
+    return units >= 2 * ROUNDS_PER_WORKER[True]
 
 
 def preload() -> None:
@@ -49,14 +51,10 @@ def run_pool() -> WorkerPool:
     return WorkerPool(preload=preload)
 
 
-def start_early(pool: WorkerPool, jobs, rounds, matches, backend) -> bool:
+def start_early(pool: WorkerPool, opts: TournamentOptions) -> bool:
     """Start the workers of ``pool`` now, before the plan loads the agents, when the run
-    will surely use them (:func:`workers_likely`); a bad ``--jobs`` is left to the run's own
-    checks. Returns whether they were started."""
-    try:
-        if (backend or "loky") != "loky" or not workers_likely(jobs, rounds, matches):
-            return False
-    except (UserError, ValueError, TypeError):
+    will surely use them (:func:`workers_likely`). Returns whether they were started."""
+    if opts.backend != "loky" or not workers_likely(opts):
         return False
-    pool.start(resolve_jobs(jobs) - 1)
+    pool.start(opts.processes - 1)
     return True

@@ -18,14 +18,15 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.agents.names import short_name
-from kc_sim.play.agents.registry import load_agent, parse_agent_list
+from kc_sim.play.agents.registry import load_agent
 from kc_sim.runs import ChunkSpec, RunConfig, RunSpec
+from kc_sim.tournament.options import TournamentOptions
 from kc_sim.tournament.schedule import Schedule, make_schedule
 from kc_sim.tournament.sizes import CHUNK_MATCHES, CHUNK_ROUNDS
-from kc_sim.tournament.stopping import UNTIL_CHUNK_DIVISOR, UNTIL_MAX_FACTOR, Until
+from kc_sim.runs import Until
+from kc_sim.tournament.stopping import UNTIL_CHUNK_DIVISOR, UNTIL_MAX_FACTOR
 
 #: default sizes: well under a minute on two cores for compiled agents
 DEFAULT_ROUNDS = 200_000
@@ -80,14 +81,6 @@ def labels_of(specs) -> list[str]:
     return out
 
 
-def split_agents(agents) -> list[str]:
-    """``greedy,merger`` (or a list) as a list of names."""
-    names = parse_agent_list(agents)
-    if len(names) < 2:
-        raise UserError(f"a tournament needs at least 2 agents (--agents a,b,...), got {len(names)}")
-    return names
-
-
 def default_out(labels, players: int, mode: str, units: int, seed: int, rules: RuleSet,
                 until: Until | None = None) -> Path:
     """``results/<name>``: agents, seats, size, seed (and a rules tag unless classic). A run
@@ -108,28 +101,21 @@ def default_out(labels, players: int, mode: str, units: int, seed: int, rules: R
     return Path("results") / name
 
 
-def _size(mode: str, count, chunk_size, compiled: bool, until: bool) -> tuple[int, int]:
+def _size(opts: TournamentOptions, compiled: bool) -> tuple[int, int]:
     """The number of rounds (or matches) and the chunk size, defaults filled in. With
     ``until`` the number is the most the run may play, by default ten times the usual size,
     and chunks are a fifth of their usual size so the stopping rule is checked often."""
+    until = opts.until is not None
+    count, chunk_size = opts.count, opts.chunk_size
     if count is None:
         count = (DEFAULT_ROUNDS if compiled else DEFAULT_ROUNDS_PYTHON) * (UNTIL_MAX_FACTOR if until else 1)
-    if count < 1:
-        raise UserError(f"bad --{'max-rounds' if until and mode == 'rounds' else mode} {count}: "
-                        "expected a positive number")
     if chunk_size is None:
-        chunk_size = CHUNK_ROUNDS if mode == "rounds" else CHUNK_MATCHES
+        chunk_size = CHUNK_ROUNDS if opts.mode == "rounds" else CHUNK_MATCHES
         if not compiled:
             chunk_size //= PYTHON_CHUNK_DIVISOR     # Python agents are ~20x slower: keep chunks short
         if until:
             chunk_size = max(1, chunk_size // UNTIL_CHUNK_DIVISOR)
     return int(count), int(chunk_size)
-
-
-def _check_lineups(lineups, players: int, n_agents: int) -> None:
-    for lu in lineups or ():
-        if len(lu) != players or len(set(lu)) != players or not all(0 <= i < n_agents for i in lu):
-            raise UserError(f"bad line-up {lu}: expected {players} different agent indices")
 
 
 def canonical_order(names) -> tuple[list[str], list[int]]:
@@ -142,34 +128,23 @@ def canonical_order(names) -> tuple[list[str], list[int]]:
     return [names[i] for i in order], named
 
 
-def make_plan(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
-              out=None, chunk_size=None, lineups=None, seating="balanced", until: Until | None = None) -> Plan:
-    """Check the input and build the configuration and schedule of a run. ``lineups``
-    (optional) are agent indices in the order named; with ``until`` the size is the most
-    the run may play."""
-    given = split_agents(agents)
-    names, named = canonical_order(given)
-    rs = parse_rules(rules)
-    if not 0 <= int(seed) < 2 ** 63:
-        raise UserError(f"bad --seed {seed}: expected an integer from 0 to 2**63 - 1")
+def make_plan(opts: TournamentOptions) -> Plan:
+    """The configuration and schedule of the run ``opts`` asks for (checked already:
+    :class:`~kc_sim.tournament.options.TournamentOptions`); loading the agents here is what
+    checks their names."""
+    names, named = canonical_order(list(opts.agents))
+    rs = parse_rules(opts.rules)
     specs = [load_agent(n) for n in names]
-    if players is None:
-        players = min(len(names), 4, rs.max_players)
-    rs.check_players(players)
-    if players > len(names):
-        raise UserError(f"--players {players} needs at least {players} agents, got {len(names)}")
-    if rounds is not None and matches is not None:
-        raise UserError("give --rounds or --matches, not both")
-    mode = "matches" if matches is not None else "rounds"
-    count, chunk_size = _size(mode, matches if matches is not None else rounds, chunk_size,
-                              all(s.compiled for s in specs), until is not None)
-    _check_lineups(lineups, players, len(names))
+    players = opts.seats
+    count, chunk_size = _size(opts, all(s.compiled for s in specs))
+    lineups = opts.lineups
     if lineups is not None:
         lineups = sorted(tuple(sorted(named[i] for i in lu)) for lu in lineups)
-    schedule = make_schedule(len(names), players, count, chunk_size, lineups, seating)
+    schedule = make_schedule(len(names), players, count, chunk_size, lineups, opts.seating)
     labels = labels_of(specs)
-    config = RunConfig(mode=mode, agents=tuple(names), labels=tuple(labels), players=players, requested=count,
-                       rules=rs.spec(), seed=int(seed), chunk_size=chunk_size, lineups=schedule.lineups,
-                       seating=seating, until=until)
-    out = Path(out) if out is not None else default_out(labels, players, mode, count, int(seed), rs, until)
-    return Plan(config, schedule, specs, labels, [_portable(n) for n in names], rs, out, named, until)
+    seed = int(opts.seed)
+    config = RunConfig(mode=opts.mode, agents=tuple(names), labels=tuple(labels), players=players, requested=count,
+                       rules=rs.spec(), seed=seed, chunk_size=chunk_size, lineups=schedule.lineups,
+                       seating=opts.seating, until=opts.until)
+    out = opts.out if opts.out is not None else default_out(labels, players, opts.mode, count, seed, rs, opts.until)
+    return Plan(config, schedule, specs, labels, [_portable(n) for n in names], rs, out, named, opts.until)

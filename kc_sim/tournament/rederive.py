@@ -22,7 +22,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
-from dataclasses import asdict, replace
+from dataclasses import replace
 
 from kc_sim.core import layout
 from kc_sim.errors import UserError
@@ -39,14 +39,6 @@ H_LOOPS, H_MATCHES, H_ROUND, H_SEED, H_K, H_DEALER, H_MAP = range(READY + 1, REA
 HEADER = H_MAP + layout.MAX_SEATS
 
 
-def _task(d: dict) -> ChunkTask:
-    d = dict(d)
-    for k in ("names", "agents", "loop_names"):
-        d[k] = tuple(d.get(k) or ())
-    d["seatings"] = tuple(tuple(x) for x in d.get("seatings") or ())
-    return ChunkTask(**d)
-
-
 def _who(entry: dict) -> str:
     where = "this process" if entry.get("pid") == os.getpid() else f"process {entry.get('pid')}"
     what = "the warm-up" if int(entry.get("chunk", 0)) < 0 else f"chunk {entry.get('chunk')}"
@@ -58,7 +50,7 @@ def stalled(entry: dict, why: str) -> UserError:
     (``why``) and killed: the AgentFault of the round it stalled in (its record saved),
     found by replaying its chunk (:func:`replay`), or what is known if that fails."""
     try:
-        task = _task(entry["task"])
+        task = ChunkTask.from_json(entry["task"])
     except (KeyError, TypeError, ValueError):
         return UserError(f"{_who(entry)} was stopped: {why}; finished chunks are kept: rerun the same command "
                          "to resume")
@@ -76,9 +68,9 @@ def replay(task: ChunkTask, limit: float) -> UserError | None:
     at (an AgentFault, its record saved), or None if it plays through."""
     from kc_sim.play.driver import python_loop  # lazy: this process only needs it once a stall is found
 
-    task = replace(task, engine="python", watch_dir=None, decision_timeout=limit)
+    task = replace(task, engine="python", setup=replace(task.setup, watch_dir=None, decision_timeout=limit))
     try:
-        out = run_watched("kc_sim.tournament.rederive", asdict(task), HEADER + python_loop.BLOCK_SIZE, _progress,
+        out = run_watched("kc_sim.tournament.rederive", task.to_json(), HEADER + python_loop.BLOCK_SIZE, _progress,
                           limit)
     except OSError as e:
         return UserError(f"cannot replay chunk {task.index} to find where it stalled: {e}")
@@ -110,7 +102,7 @@ def _fault_at(task: ChunkTask, view, limit: float, waited: float) -> UserError:
     seed, k, dealer = int(view[H_SEED]), int(view[H_K]), int(view[H_DEALER])
     seat_map = [int(x) for x in view[H_MAP:H_MAP + k]]
     seated = list(seat_lineup([load_agent(n) for n in task.names], task.seating_list()[q]))
-    loop = PythonLoop(seated, parse_rules(task.rules), task.fault_dir)
+    loop = PythonLoop(seated, parse_rules(task.setup.rules), task.setup.fault_dir)
     loop.block[:] = view[HEADER:HEADER + BLOCK_SIZE]           # the state and log the child left
     seat = int(loop.st[layout.SEAT])
     f = SeatFault(seated[seat_map[seat]].name, seat, "stalled",
@@ -118,7 +110,7 @@ def _fault_at(task: ChunkTask, view, limit: float, waited: float) -> UserError:
                   "cannot be interrupted: its process was killed; --decision-timeout)")
     if task.mode == "rounds":
         return loop.fault(f, seed, k, dealer, seat_map, match=None, round=r)
-    match_seed = int(group_seeds(task.seed, task.start, task.stop)[m])
+    match_seed = int(group_seeds(task.setup.seed, task.start, task.stop)[m])
     return loop.fault(f, seed, k, dealer, seat_map, match=m, round=r, match_seed=match_seed)
 
 
@@ -163,7 +155,7 @@ def _child() -> None:
 
     with child_end() as end:
         multiprocessing.current_process().name = "kc-sim replay"   # (it plays what a worker played)
-        task = _task(end.payload)
+        task = ChunkTask.from_json(end.payload)
         try:
             run_chunk(task, _loop_class=_shared_loop(end.block))
             found = None

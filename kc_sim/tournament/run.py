@@ -37,18 +37,19 @@ from kc_sim.runs.lock import notice
 from kc_sim.runs.parts import import_in_background
 from kc_sim.stats import Tally
 from kc_sim.processes.backends import BACKENDS, Job, WorkerLost, executor
-from kc_sim.processes.pool import WorkerPool, resolve_jobs
-from kc_sim.processes.watch import RunWatch, check_timeout
+from kc_sim.processes.pool import WorkerPool
+from kc_sim.processes.watch import RunWatch
 from kc_sim.tournament.early import run_pool, start_early
 from kc_sim.tournament.game_records import write_tournament_records
 from kc_sim.tournament.plan import Plan, make_plan
 from kc_sim.tournament.sizes import ROUNDS_PER_MATCH, ROUNDS_PER_WORKER
 from kc_sim.tournament.rederive import stalled
-from kc_sim.tournament.stopping import Stopper, parse_until
-from kc_sim.tournament.worker import ChunkTask, WarmUp, run_chunk, warm
+from kc_sim.tournament.options import TournamentOptions
+from kc_sim.tournament.stopping import Stopper
+from kc_sim.tournament.worker import ChunkResult, ChunkTask, RunSetup, run_chunk, warm
 
 __all__ = ["BACKENDS", "FORMAT", "Interrupted", "Run", "RunResult", "WorkerLost", "check_run_folder",
-           "make_plan", "resolve_jobs", "run_tournament"]
+           "make_plan", "run_tournament"]
 
 
 
@@ -82,72 +83,57 @@ class RunResult:
     loop: str = ""                    # which loop played (kc_sim.play.driver.runner.loop_name)
 
 
-def size_workers(jobs, plan: Plan, pending) -> int:
+def size_workers(opts: TournamentOptions, plan: Plan, pending) -> int:
     """Processes playing the chunks ``pending`` (this one and the workers): ``--jobs`` when
     given (at most one per chunk); by default every core, but no more than the work pays for
     (a 100,000-round run of compiled agents plays in this process alone)."""
-    if jobs is not None and int(jobs) != -1:
-        return max(1, min(resolve_jobs(jobs), len(pending)))
-    rounds = sum(plan.schedule.units_of(c) for c in pending) * (1 if plan.mode == "rounds" else ROUNDS_PER_MATCH)
+    if opts.jobs is not None and int(opts.jobs) != -1:
+        return max(1, min(opts.processes, len(pending)))
+    rounds = sum(c.units for c in pending) * (1 if plan.mode == "rounds" else ROUNDS_PER_MATCH)
     per_worker = ROUNDS_PER_WORKER[all(s.compiled for s in plan.specs)]
-    return max(1, min(resolve_jobs(jobs), len(pending), -(-rounds // per_worker)))
+    return max(1, min(opts.processes, len(pending), -(-rounds // per_worker)))
 
 
-def run_tournament(agents, *, players=None, rounds=None, matches=None, rules="classic", seed=0,
-                   jobs=None, backend=None, scheduler=None, out=None, records=0, chunk_size=None,
-                   lineups=None, seating="balanced", until=None, precision=None, alpha=None, quiet=False,
-                   command=None, on_chunk=None, summary=True, started: float | None = None,
-                   wait: bool = False, decision_timeout: float | None = None,
-                   pool: WorkerPool | None = None) -> RunResult:
-    """Plan, run (or resume) and summarise a tournament; see docs/tournaments.md.
-    ``until="decided"`` stops early once every pair is decided (``precision``, ``alpha``:
-    :mod:`kc_sim.tournament.stopping`); ``rounds`` or ``matches`` is then the most it plays.
+def run_tournament(options=None, *, pool: WorkerPool | None = None, on_chunk=None, started: float | None = None,
+                   **kwargs) -> RunResult:
+    """Plan, run (or resume) and summarise the tournament ``options`` asks for (a
+    :class:`~kc_sim.tournament.options.TournamentOptions`); see docs/tournaments.md. From
+    Python, ``run_tournament(["greedy", "merger"], rounds=100_000, ...)`` builds the options
+    from the agents and keywords (:meth:`TournamentOptions.create`; with ``until="decided"``,
+    ``rounds`` is the most it plays).
+    ``pool``: the loky workers (:class:`~kc_sim.processes.pool.WorkerPool`, maybe started
+    already; its owner closes it); without one the run makes its own and closes it as it ends.
     ``on_chunk(index)`` is called after each part is written (tests use it to interrupt).
     ``started`` (a ``time.perf_counter()`` reading) is when the clock of ``seconds`` and
     ``start_seconds`` starts; the command line passes the start of its process, so the
-    compiling done while importing counts as start-up, not as nothing. ``wait``: if another
-    command is using the run folder, wait for it to end (else stop, naming it).
-    ``decision_timeout``: seconds a Python agent's decision may take (default 60; chunks
-    of compiled agents get a limit from their measured rate: :mod:`kc_sim.processes.watch`).
-    ``pool``: the loky workers (:class:`~kc_sim.processes.pool.WorkerPool`, maybe started
-    already; its owner closes it); without one the run makes its own and closes it as it ends."""
+    compiling done while importing counts as start-up, not as nothing."""
     t0 = time.perf_counter() if started is None else started
-    backend, stop_rule, decision_timeout = _check_options(backend, scheduler, records, jobs, until, precision, alpha,
-                                                          decision_timeout)
+    if not isinstance(options, TournamentOptions):
+        if options is None:                        # run_tournament(agents=[...], ...)
+            options = kwargs.pop("agents")
+        if kwargs.get("until") is not None and "max_rounds" not in kwargs:
+            kwargs["max_rounds"] = kwargs.pop("rounds", None)
+        options = TournamentOptions.create(options, **kwargs)
+    elif kwargs:
+        raise TypeError(f"run_tournament: options given, and keywords {', '.join(kwargs)} too")
+    opts = options
     with ExitStack() as owned:
         if pool is None:
             pool = owned.enter_context(run_pool())
-        early = start_early(pool, jobs, rounds, matches, backend)   # the workers import while the plan loads the agents
+        early = start_early(pool, opts)           # the workers import while the plan loads the agents
         try:
-            plan = make_plan(agents, players=players, rounds=rounds, matches=matches, rules=rules, seed=seed,
-                             out=out, chunk_size=chunk_size, lineups=lineups, seating=seating, until=stop_rule)
+            plan = make_plan(opts)
         except BaseException:
             if early:
                 pool.close()               # a bad agent or player count: no run will use them
             raise
-        with RunFolder.open(plan.run_spec(), command, wait=wait) as folder, \
+        with RunFolder.open(plan.run_spec(), opts.command, wait=opts.wait) as folder, \
                 RunWatch(plan.out / layout.WATCH_DIR) as watch:
-            run = Run.plan_from(plan, folder, stop_rule, jobs=jobs, backend=backend, scheduler=scheduler,
-                                decision_timeout=decision_timeout, watch=watch, pool=pool, t0=t0)
+            run = Run.plan_from(opts, plan, folder, watch=watch, pool=pool, t0=t0)
             run.warm()
-            run.play(quiet=quiet, on_chunk=on_chunk)
+            run.play(on_chunk=on_chunk)
             run.stop()
-            return run.summarise(records=records, summary=summary)
-
-
-def _check_options(backend, scheduler, records, jobs, until, precision, alpha, decision_timeout):
-    """The options that need no plan, checked before anything else: ``(backend, stop rule,
-    decision timeout)``."""
-    if backend is None:
-        backend = "dask" if scheduler else "loky"
-    if backend not in BACKENDS:
-        raise UserError(f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}")
-    if scheduler and backend != "dask":
-        raise UserError("--scheduler needs --backend dask")
-    if records < 0:
-        raise UserError(f"bad --records {records}: expected 0 or more")
-    resolve_jobs(jobs)                         # a bad --jobs is refused before anything else
-    return backend, parse_until(until, precision, alpha), check_timeout(decision_timeout)
+            return run.summarise()
 
 
 class Run:
@@ -158,41 +144,39 @@ class Run:
     (with ``--until``: drop what was played beyond the stop) and :meth:`summarise` (tallies,
     summary, records)."""
 
-    def __init__(self, plan: Plan, folder: RunFolder, stopper: Stopper | None, pending: list, workers: int,
-                 backend: str, scheduler, decision_timeout: float, watch: RunWatch, pool: WorkerPool, t0: float):
-        self.folder, self.plan = folder, plan
+    def __init__(self, opts: TournamentOptions, plan: Plan, folder: RunFolder, stopper: Stopper | None,
+                 pending: list, workers: int, watch: RunWatch, pool: WorkerPool, t0: float):
+        self.opts, self.folder, self.plan = opts, folder, plan
         self.stopper, self.pending, self.workers = stopper, pending, workers
-        self.backend, self.scheduler, self.decision_timeout = backend, scheduler, decision_timeout
         self.watch = watch                # this process's watch over the run (kc_sim.processes.watch)
         self.t0 = self.t_play = self.t_end = t0
         self.resumed = folder.n_done()
         self.played: list[int] = []
         self.dropped = 0
-        plan = self.plan
-        faults = str((plan.out / layout.FAULTS_DIR).resolve())
+        sched = plan.schedule
         self.watch_dir = str((plan.out / layout.WATCH_DIR).resolve())
-        names = tuple(plan.load_names[i] for i in plan.schedule.lineups[0])
-        self.loop_names = tuple(plan.load_names)
-        self.warm_up = WarmUp(names, plan.rules.spec(), plan.mode, faults, self.watch_dir, decision_timeout,
-                              self.loop_names)
+        self.setup = RunSetup(seed=plan.config.seed, rules=plan.rules.spec(), mode=plan.mode,
+                              groups_per_lineup=sched.groups, n_agents=len(plan.labels), seatings=sched.seatings,
+                              loop_names=tuple(plan.load_names), fault_dir=str((plan.out / layout.FAULTS_DIR).resolve()),
+                              watch_dir=self.watch_dir, decision_timeout=opts.decision_timeout)
+        self.warm_up = ChunkTask.warm_up(self.setup, (plan.load_names[i] for i in sched.lineups[0]))
         self.pool = pool
-        self.uses_pool = backend == "loky" and workers > 1 and bool(pending)
+        self.uses_pool = opts.backend == "loky" and workers > 1 and bool(pending)
         self.warming: list = []
         self.loop = " and ".join(sorted({runner.loop_name([plan.specs[i] for i in lineup], loop_agents=plan.specs)
-                                         for lineup in plan.schedule.lineups}))
+                                         for lineup in sched.lineups}))
 
     @classmethod
-    def plan_from(cls, plan: Plan, folder: RunFolder, stop_rule, *, jobs, backend: str, scheduler,
-                  decision_timeout: float, watch: RunWatch, pool: WorkerPool, t0: float) -> Run:
+    def plan_from(cls, opts: TournamentOptions, plan: Plan, folder: RunFolder, *, watch: RunWatch,
+                  pool: WorkerPool, t0: float) -> Run:
         """Step 1: the chunks left to play (a resumed run with ``--until`` first replays the
         rule over its stored chunks) and the number of processes that play them."""
-        stopper = Stopper(plan, stop_rule, folder.reader()) if stop_rule is not None else None
+        stopper = Stopper(plan, opts.until, folder.reader()) if opts.until is not None else None
         if stopper is not None:
             stopper.advance(folder.done)           # a resumed run replays the rule over its stored chunks
         skip = set(stopper.beyond()) if stopper is not None and stopper.stopped_at is not None else set()
         pending = [c for c in folder.chunks if not folder.done(c.index) and c.index not in skip]
-        return cls(plan, folder, stopper, pending, size_workers(jobs, plan, pending), backend, scheduler,
-                   decision_timeout, watch, pool, t0)
+        return cls(opts, plan, folder, stopper, pending, size_workers(opts, plan, pending), watch, pool, t0)
 
     def warm(self) -> None:
         """Step 2: start the workers (they import the play layer meanwhile), compile or load
@@ -206,21 +190,19 @@ class Run:
 
     def tasks(self) -> list[ChunkTask]:
         plan, sched = self.plan, self.plan.schedule
-        return [ChunkTask(c.index, c.lineup, tuple(plan.load_names[i] for i in sched.lineups[c.lineup]),
-                          c.start, c.stop, sched.groups, plan.config.seed, plan.rules.spec(), plan.mode,
-                          self.warm_up.fault_dir, tuple(sched.lineups[c.lineup]), len(plan.labels), sched.seatings,
-                          watch_dir=self.watch_dir, decision_timeout=self.decision_timeout,
-                          loop_names=self.loop_names)
+        return [ChunkTask(index=c.index, lineup=c.lineup, agents=tuple(sched.lineups[c.lineup]),
+                          names=tuple(plan.load_names[i] for i in sched.lineups[c.lineup]), start=c.start, stop=c.stop,
+                          setup=self.setup)
                 for c in self.pending]
 
-    def play(self, *, quiet: bool, on_chunk=None) -> None:
+    def play(self, *, on_chunk=None) -> None:
         """Step 3: play the pending chunks, storing each as its result arrives (and, with
         ``--until``, stopping once the rule says so), the watchdog watching every playing
         process (:mod:`kc_sim.processes.watch`). Ctrl-C saves the manifest and raises
         :class:`Interrupted` saying how many chunks are done."""
         folder = self.folder
         tasks = self.tasks()
-        bar = _progress(self.plan, folder.manifest.units_done, quiet)
+        bar = _progress(self.plan, folder.manifest.units_done, self.opts.quiet)
         self.t_play = time.perf_counter()
         self.watch.note = bar.write
         try:
@@ -248,10 +230,10 @@ class Run:
         (Ctrl-C, a fault): a chunk that was played is never lost to the wait."""
         watch = self.watch
         importing = import_in_background()
-        waiting: list[dict] = []
+        waiting: list[ChunkResult] = []
         job = Job(run_chunk, warm, self.warm_up, self.watch_dir)
         try:
-            with executor(self.backend, self.workers, self.scheduler, job, self.pool, self.warming,
+            with executor(self.opts.backend, self.workers, self.opts.scheduler, job, self.pool, self.warming,
                           check=watch.check) as run:
                 self.t_play = time.perf_counter()
                 for res in run(tasks):
@@ -290,10 +272,10 @@ class Run:
                 return True
         return False
 
-    def _stored(self, res: dict, bar, on_chunk) -> None:
+    def _stored(self, res: ChunkResult, bar, on_chunk) -> None:
         """A chunk's result arrived: store it, count it, tell the stopping rule."""
-        index = res["index"]
-        self.folder.store(index, res)
+        index = res.index
+        self.folder.store(index, res.rounds, res.matches, res.tally, res.seconds)
         bar.update(self.plan.schedule.units_of(self.folder.chunks[index]))
         if on_chunk is not None:
             on_chunk(index)
@@ -312,7 +294,7 @@ class Run:
         self.dropped = sum(self.plan.schedule.units_of(folder.chunks[i]) for i in self.played if not folder.done(i))
         self.played = [i for i in self.played if folder.done(i)]
 
-    def summarise(self, *, records: int = 0, summary: bool = True) -> RunResult:
+    def summarise(self) -> RunResult:
         """Step 5: merge the match parts, add up the chunks' tallies into the summary (no
         rows are read), write the records, close the manifest."""
         plan, folder, out = self.plan, self.folder, self.plan.out
@@ -321,11 +303,11 @@ class Run:
         if plan.mode == "matches":
             files["matches"] = folder.merge_matches()
         table = None
-        if summary:
+        if self.opts.summary:
             table = tally.summary(plan.labels)
             files["summary"] = folder.write_summary(table)
-        if records:
-            files["records"] = write_tournament_records(plan, folder.reader(), records)
+        if self.opts.records:
+            files["records"] = write_tournament_records(plan, folder.reader(), self.opts.records)
         folder.finished(n_rounds, [files.get("matches"), files.get("summary")])
         sched = plan.schedule
         units = sum(sched.units_of(c) for c in folder.chunks if folder.done(c.index))

@@ -44,11 +44,8 @@ import numba as nb
 import numpy as np
 
 from kc_sim.core.rng import derive
-from kc_sim.errors import UserError
 from kc_sim.runs import ScheduleInfo
 
-
-SEATING_KINDS = ("balanced", "rotations")
 
 #: round-table orders for 5 to 8 seats in which every ordered pair of positions (a, b)
 #: is neighbours (b right after a) equally often: for a prime k the orders i -> i + d
@@ -138,9 +135,7 @@ def balanced_seatings(k: int) -> tuple[tuple[int, ...], ...]:
 
 
 def seatings_of(kind: str, k: int) -> tuple[tuple[int, ...], ...]:
-    """The seatings of a schedule kind (``balanced`` or ``rotations``) for ``k`` seats."""
-    if kind not in SEATING_KINDS:
-        raise UserError(f"bad --seating {kind!r}: expected one of {', '.join(SEATING_KINDS)}")
+    """The seatings of a schedule kind (one of :data:`~kc_sim.tournament.options.SEATING_KINDS`) for ``k`` seats."""
     return balanced_seatings(k) if kind == "balanced" else rotations(k)
 
 
@@ -152,15 +147,8 @@ def all_lineups(n_agents: int, players: int) -> tuple[tuple[int, ...], ...]:
 def make_schedule(n_agents: int, players: int, units: int, chunk_units: int,
                   lineups=None, seating: str = "balanced") -> Schedule:
     """Plan ``units`` rounds (or matches) at least, spread evenly over the line-ups in
-    whole groups (one deal in every seating), cut into chunks of about ``chunk_units``."""
-    if n_agents < 2:
-        raise UserError(f"a tournament needs at least 2 agents, got {n_agents}")
-    if players > n_agents:
-        raise UserError(f"{players} players per table need at least {players} agents, got {n_agents}")
-    if units < 1:
-        raise UserError(f"bad number of rounds or matches {units}: expected a positive number")
-    if chunk_units < 1:
-        raise UserError(f"bad chunk size {chunk_units}: expected a positive number")
+    whole groups (one deal in every seating), cut into chunks of about ``chunk_units``
+    (the sizes checked by :class:`~kc_sim.tournament.options.TournamentOptions`)."""
     seatings = seatings_of(seating, players)
     lineups = all_lineups(n_agents, players) if lineups is None else tuple(tuple(x) for x in lineups)
     groups = math.ceil(units / (len(lineups) * len(seatings)))

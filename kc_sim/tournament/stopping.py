@@ -22,33 +22,17 @@ from __future__ import annotations
 import itertools
 import numpy as np
 
-from kc_sim.errors import UserError
 from kc_sim.runs import RunReader, StopInfo, Until, layout
 from kc_sim.runs.manifest import PairStop
 from kc_sim.runs.schema import AGENT, PENALTY, TOTAL, agent_codes, seat_agents, seat_names
-from kc_sim.stats.sequential import StopRule, parse_precision
+from kc_sim.stats.sequential import StopRule
 from kc_sim.stats import pair_deal_scores
 
-UNTIL_CHOICES = ("decided",)
 DEFAULT_ALPHA = Until().alpha
 #: with --until, chunks are smaller so the rule is checked often (a fifth of the default)
 UNTIL_CHUNK_DIVISOR = 5
 #: the default maximum size with --until: this many times the default size of a run
 UNTIL_MAX_FACTOR = 10
-
-
-def parse_until(until, precision=None, alpha=None) -> Until | None:
-    """``--until decided [--precision 0.5pp] [--alpha 0.05]`` checked; None without ``--until``."""
-    if until is None:
-        if precision is not None or alpha is not None:
-            raise UserError("--precision and --alpha set when to stop early: give them with --until decided")
-        return None
-    if until not in UNTIL_CHOICES:
-        raise UserError(f"bad --until {until!r}: expected decided")
-    a = DEFAULT_ALPHA if alpha is None else float(alpha)
-    if not 0 < a < 1:
-        raise UserError(f"bad --alpha {alpha}: expected a level between 0 and 1, e.g. 0.05")
-    return Until(a, None if precision is None else parse_precision(precision))
 
 
 def meeting_pairs(lineups) -> list[tuple[int, int]]:
@@ -74,15 +58,16 @@ class Stopper:
         self.reason = ""
         self._held: dict[int, tuple] = {}    # chunk index -> (group, seat_agent, score values)
 
-    def chunk_done(self, index: int, res: dict) -> None:
-        """Keep what the rule needs of a chunk a worker just returned."""
+    def chunk_done(self, index: int, res) -> None:
+        """Keep what the rule needs of a chunk a worker just returned (a
+        :class:`~kc_sim.tournament.worker.ChunkResult`)."""
         lineup = self.plan.schedule.lineups[self._chunks[index].lineup]
         seatings = self.plan.schedule.seatings
-        if res["matches"] is not None:
-            m = res["matches"]
+        if res.matches is not None:
+            m = res.matches
             self._held[index] = (m["group"], seat_agents(lineup, seatings, m["seating"]), m["total"])
         else:
-            r = res["rounds"]
+            r = res.rounds
             self._held[index] = (r["group"], seat_agents(lineup, seatings, r["seating"]), r["penalty"])
 
     def _read(self, index: int) -> tuple:

@@ -31,52 +31,84 @@ from kc_sim.tournament.sizes import PRIOR_RATE, ROUNDS_PER_MATCH
 
 
 @dataclass(frozen=True)
+class RunSetup:
+    """What every chunk of a run shares, sent with each task (small and picklable)."""
+
+    seed: int                                   # the run seed: every deal derives from it
+    rules: str                                  # RuleSet.spec()
+    mode: str                                   # "rounds" or "matches"
+    groups_per_lineup: int                      # deals per line-up (match ids, the tally's batches)
+    n_agents: int                               # agents of the run (the tally's keys)
+    seatings: tuple[tuple[int, ...], ...] = ()  # the schedule's seatings (empty: the rotations)
+    loop_names: tuple[str, ...] = ()            # every agent of the run: the compiled loop is the one for all of them
+    fault_dir: str | None = None                # where the runner saves the record of a misbehaving agent's round
+    watch_dir: str | None = None                # where this process's watch file goes (kc_sim.processes.watch)
+    decision_timeout: float | None = None       # seconds a decision may take (None: the default)
+
+
+@dataclass(frozen=True)
 class ChunkTask:
-    """Everything a worker needs to play one chunk (small and picklable)."""
+    """One chunk for a worker to play: groups ``start`` .. ``stop - 1`` of line-up
+    ``lineup`` (its ``agents`` by line-up position, loaded by ``names``), in every seating.
+    The warm-up is a chunk too (:meth:`warm_up`, index -1)."""
 
     index: int
-    lineup: int                 # line-up index
-    names: tuple[str, ...]      # agent load names by line-up position
-    start: int                  # first group (deal)
+    lineup: int
+    agents: tuple[int, ...]                     # agent indices by line-up position, for the chunk's tally
+    names: tuple[str, ...]                      # their load names
+    start: int
     stop: int
-    groups_per_lineup: int      # for match ids
-    seed: int                   # run seed
-    rules: str                  # RuleSet.spec()
-    mode: str                   # "rounds" or "matches"
-    fault_dir: str | None = None  # where the runner saves the record of a misbehaving agent's round
-    agents: tuple[int, ...] = ()  # agent indices by line-up position, for the chunk's tally
-    n_agents: int = 0
-    seatings: tuple[tuple[int, ...], ...] = ()  # the schedule's seatings (empty: the rotations)
-    watch_dir: str | None = None  # where this process's watch file goes (kc_sim.processes.watch)
-    decision_timeout: float | None = None  # seconds a decision may take (None: the default)
-    engine: str = "auto"        # the runner's engine ("python" to replay a chunk decision by decision)
-    loop_names: tuple[str, ...] = ()  # every agent of the run: the compiled loop is the one for all of them
+    setup: RunSetup
+    engine: str = "auto"                        # the runner's engine ("python" to replay a chunk decision by decision)
+
+    @classmethod
+    def warm_up(cls, setup: RunSetup, names) -> ChunkTask:
+        """One group of the first line-up (``names``), played before a process's first chunk;
+        it counts in no tally."""
+        return cls(index=-1, lineup=0, agents=(), names=tuple(names), start=0, stop=1, setup=setup)
+
+    @property
+    def mode(self) -> str:
+        return self.setup.mode
 
     def seating_list(self) -> tuple[tuple[int, ...], ...]:
-        return self.seatings or rotations(len(self.names))
+        return self.setup.seatings or rotations(len(self.names))
+
+    def to_json(self) -> dict:
+        """The task as JSON (a watch file keeps it, for the replay of a stuck chunk)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> ChunkTask:
+        """The task of :meth:`to_json` (TypeError, KeyError or ValueError for anything else)."""
+        s = dict(d["setup"])
+        s["seatings"] = tuple(tuple(int(i) for i in q) for q in s.get("seatings") or ())
+        s["loop_names"] = tuple(s.get("loop_names") or ())
+        setup = RunSetup(**s)
+        return cls(index=int(d["index"]), lineup=int(d["lineup"]), agents=tuple(int(a) for a in d["agents"]),
+                   names=tuple(str(n) for n in d["names"]), start=int(d["start"]), stop=int(d["stop"]), setup=setup,
+                   engine=str(d.get("engine", "auto")))
 
     def work(self, compiled: bool, units: int) -> Work:
         """The chunk as the watchdog sees it (:class:`~kc_sim.processes.watch.Work`): a chunk
         of compiled agents is first assumed to play :data:`~kc_sim.tournament.sizes.PRIOR_RATE`
         rounds per second, a match counting as :data:`~kc_sim.tournament.sizes.ROUNDS_PER_MATCH`."""
-        task = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
         return Work(self.index, self.names, compiled, units, self.mode,
-                    PRIOR_RATE / (1 if self.mode == "rounds" else ROUNDS_PER_MATCH), self.decision_timeout,
-                    self.watch_dir, task)
+                    PRIOR_RATE / (1 if self.mode == "rounds" else ROUNDS_PER_MATCH), self.setup.decision_timeout,
+                    self.setup.watch_dir, self.to_json())
 
 
-@dataclass(frozen=True)
-class WarmUp:
-    """What a playing process plays before its first chunk (:func:`warm`): one tiny chunk
-    of the first line-up, in the loop compiled for every agent of the run."""
+@dataclass
+class ChunkResult:
+    """What a worker sends back for a chunk: its compact columns
+    (:func:`kc_sim.runs.schema.compact_rounds`, ``matches`` with matches), its tally as
+    JSON, and the seconds it took."""
 
-    names: tuple[str, ...]        # agent load names of the first line-up
-    rules: str                    # RuleSet.spec()
-    mode: str                     # "rounds" or "matches"
-    fault_dir: str | None = None
-    watch_dir: str | None = None
-    decision_timeout: float | None = None
-    loop_names: tuple[str, ...] = ()
+    index: int
+    rounds: dict
+    matches: dict | None
+    tally: str | None
+    seconds: float
 
 
 @functools.lru_cache(maxsize=None)
@@ -84,25 +116,23 @@ def _agent(name: str):
     return load_agent(name)
 
 
-def run_chunk(task: ChunkTask, _loop_class=None) -> dict:
-    """Play one chunk; returns ``{"index", "rounds", "matches", "tally", "seconds"}`` where
-    ``rounds``/``matches`` are dicts of compact numpy columns (see :mod:`kc_sim.runs.schema`).
+def run_chunk(task: ChunkTask, _loop_class=None) -> ChunkResult:
+    """Play one chunk (its :class:`ChunkResult`).
     The process's watchdog watches it (:class:`~kc_sim.processes.watch.WorkWatch`).
     ``_loop_class`` (internal): the Python loop class the runner plays with (the replay of a
     stalled chunk, :mod:`kc_sim.tournament.rederive`, passes one sharing its state)."""
     t0 = time.perf_counter()
-    rules = parse_rules(task.rules)
+    rules = parse_rules(task.setup.rules)
     agents = [_agent(n) for n in task.names]
-    loop_agents = [_agent(n) for n in task.loop_names] or None
-    seeds = group_seeds(task.seed, task.start, task.stop)
+    loop_agents = [_agent(n) for n in task.setup.loop_names] or None
+    seeds = group_seeds(task.setup.seed, task.start, task.stop)
     units = len(seeds) * len(task.seating_list())
     with WorkWatch(task.work(all(a.compiled for a in agents) and task.engine != "python", units)):
         if task.mode == "rounds":
             rounds, matches = _round_chunk(task, agents, seeds, rules, loop_agents, _loop_class), None
         else:
             rounds, matches = _match_chunk(task, agents, seeds, rules, loop_agents, _loop_class)
-    return {"index": task.index, "rounds": rounds, "matches": matches, "tally": chunk_tally(task, rounds, matches),
-            "seconds": time.perf_counter() - t0}
+    return ChunkResult(task.index, rounds, matches, chunk_tally(task, rounds, matches), time.perf_counter() - t0)
 
 
 def chunk_tally(task: ChunkTask, rounds: dict, matches: dict | None) -> str | None:
@@ -110,9 +140,9 @@ def chunk_tally(task: ChunkTask, rounds: dict, matches: dict | None) -> str | No
     whole run's: :func:`~kc_sim.stats.batch_width` of its deals per line-up), computed here
     in the worker so the parent only adds tallies up. Every line-up plays the same deals,
     so only the chunks of line-up 0 count them."""
-    if not task.n_agents:
+    if task.index < 0:
         return None
-    tally = Tally.for_deals(task.n_agents, len(task.agents), task.groups_per_lineup)
+    tally = Tally.for_deals(task.setup.n_agents, len(task.agents), task.setup.groups_per_lineup)
     seatings = task.seating_list()
     first = task.lineup == 0
     tally.add_rounds(rounds["group"], seat_agents(task.agents, seatings, rounds["seating"]), rounds["penalty"],
@@ -130,7 +160,7 @@ def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=Non
     rows = np.empty((S, G, loop.ROUND_COLS), dtype=np.int64)
     for q, seating in enumerate(seatings):
         seated = seat_lineup(agents, seating)
-        rows[q] = runner.play_rounds(list(seated), seeds, rules, fault_dir=task.fault_dir,
+        rows[q] = runner.play_rounds(list(seated), seeds, rules, fault_dir=task.setup.fault_dir,
                                      engine=task.engine, loop_agents=loop_agents,
                                      _loop_class=loop_class)                                # raises AgentFault
     rows = rows.transpose(1, 0, 2).reshape(G * S, loop.ROUND_COLS)
@@ -148,7 +178,8 @@ def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=Non
     round_parts, seat_parts, match_rows = [], [], np.empty((S, G, loop.MATCH_COLS), dtype=np.int64)
     for q, seating in enumerate(seatings):
         seated = seat_lineup(agents, seating)
-        rr, match_rows[q] = runner.play_matches(list(seated), seeds, rules, match_base=0, fault_dir=task.fault_dir,
+        rr, match_rows[q] = runner.play_matches(list(seated), seeds, rules, match_base=0,
+                                                fault_dir=task.setup.fault_dir,
                                                 engine=task.engine, loop_agents=loop_agents,
                                                 _loop_class=loop_class)  # raises AgentFault
         round_parts.append(rr)
@@ -156,23 +187,22 @@ def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=Non
     rows = np.concatenate(round_parts)
     seating = np.concatenate(seat_parts)
     group = task.start + rows[:, loop.C_MATCH]
-    rows[:, loop.C_MATCH] = (task.lineup * task.groups_per_lineup + group) * S + seating
+    rows[:, loop.C_MATCH] = (task.lineup * task.setup.groups_per_lineup + group) * S + seating
     order = np.lexsort((rows[:, loop.C_MATCH_ROUND], rows[:, loop.C_MATCH]))
     rounds = compact_rounds(rows[order], k, group[order], seating[order])
 
     mrows = match_rows.transpose(1, 0, 2).reshape(G * S, loop.MATCH_COLS)
     mgroup = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), S)
     mseat = np.tile(np.arange(S, dtype=np.int64), G)
-    matches = compact_matches(mrows, k, mgroup, mseat, (task.lineup * task.groups_per_lineup + mgroup) * S + mseat)
+    gpl = task.setup.groups_per_lineup
+    matches = compact_matches(mrows, k, mgroup, mseat, (task.lineup * gpl + mgroup) * S + mseat)
     return rounds, matches
 
 
-def warm(spec: WarmUp) -> float:
-    """Compile (or load from the numba cache) everything a chunk needs by playing one tiny
-    chunk (index -1, watched like any other); returns the seconds it took. Run in the parent
-    before workers start, and in every worker."""
+def warm(task: ChunkTask) -> float:
+    """Compile (or load from the numba cache) everything a chunk needs by playing the
+    warm-up chunk ``task`` (:meth:`ChunkTask.warm_up`, watched like any other); returns the
+    seconds it took. Run in the parent before workers start, and in every worker."""
     t0 = time.perf_counter()
-    run_chunk(ChunkTask(-1, 0, tuple(spec.names), 0, 1, 1, 0, spec.rules, spec.mode, spec.fault_dir,
-                        watch_dir=spec.watch_dir, decision_timeout=spec.decision_timeout,
-                        loop_names=tuple(spec.loop_names)))
+    run_chunk(task)
     return time.perf_counter() - t0

@@ -21,8 +21,6 @@ MOVED = [
     ("kc_sim.analysis.variance", "ScoreSample", "kc_sim.stats.variates"),
     ("kc_sim.analysis.coverage", "Model", "kc_sim.analysis.coverage_model"),
     ("kc_sim.analysis.coverage", "truth", "kc_sim.analysis.coverage_model"),
-    ("kc_sim.sequential", "StopRule", "kc_sim.stats.sequential"),
-    ("kc_sim.sequential", "fixed_n_for_halfwidth", "kc_sim.stats.sequential"),
 ]
 
 

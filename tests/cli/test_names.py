@@ -6,17 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from kc_sim.cli.tournament import final_line, format_summary
+from kc_sim.tournament.options import TournamentOptions
 from kc_sim.tournament.plan import make_plan
 from kc_sim.tournament.run import run_tournament
-from kc_sim.tournament.stopping import Until
+
+
+def _plan(**kw):
+    return make_plan(TournamentOptions.create(["greedy", "random"], **kw))
 
 
 def test_an_until_run_is_named_by_its_rule_and_cap():
-    plan = make_plan(["greedy", "random"], rounds=2_000_000, until=Until())
+    plan = _plan(max_rounds=2_000_000, until="decided")
     assert plan.out == Path("results/greedy-random_2p_until-decided-max2000000r_s0")
-    other = make_plan(["greedy", "random"], rounds=2_000_000, until=Until(precision=0.005))
+    other = _plan(max_rounds=2_000_000, until="decided", precision="0.5pp")
     assert other.out.name.startswith("greedy-random_2p_until-decided-max2000000r-") and other.out != plan.out
-    assert make_plan(["greedy", "random"], rounds=1000).out.name == "greedy-random_2p_1000r_s0"
+    assert _plan(rounds=1000).out.name == "greedy-random_2p_1000r_s0"
 
 
 def test_the_final_line_says_why_it_played_more(tmp_path):

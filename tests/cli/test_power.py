@@ -18,6 +18,7 @@ from kc_sim.analysis.power import (
 )
 from kc_sim.analysis.variance import ScoreSample, run_adjusted
 from kc_sim.cli import root
+from kc_sim.tournament.options import TournamentOptions
 from kc_sim.tournament.plan import make_plan
 from kc_sim.tournament.run import run_tournament
 
@@ -100,7 +101,8 @@ def test_power_sizes_the_whole_run_of_several_agents(tmp_path, capsys):
     assert all(r.rounds == 24 * r.deals and r.rounds_together == 12 * r.deals for r in rows.values())
     cmd = next(x for x in text.splitlines() if x.startswith("to decide every pair"))
     assert cmd.endswith(f"--players 3 --rounds {worst.rounds}")
-    plan = make_plan(["greedy", "random", "merger", "king-first"], players=3, rounds=worst.rounds)
+    plan = make_plan(TournamentOptions.create(["greedy", "random", "merger", "king-first"], players=3,
+                                              rounds=worst.rounds))
     assert plan.schedule.groups == worst.deals and plan.schedule.units == worst.rounds
 
 

@@ -26,7 +26,8 @@ from kc_sim.core.policy_set import PolicySet, PolicySetType, policy_ref
 from kc_sim.core.rng import below
 from kc_sim.game.cards import ALL_MASK
 from kc_sim.game.rules import parse_rules
-from kc_sim.play.agents import registry, runner
+from kc_sim.play.agents import registry
+from kc_sim.play.driver import runner
 from kc_sim.play.agents.interface import AgentSpec
 from kc_sim.play.agents.registry import load_agent
 from tests.helpers.compile_events import LISTENER

@@ -24,13 +24,8 @@ from kc_sim.play.agents.interface import AgentSpec, PythonAgent
 from kc_sim.play.table.game import Game
 from kc_sim.play.table.view import V_HAND, V_LEGAL
 from kc_sim.play.agents.registry import load_agent
-from kc_sim.play.driver.runner import (
-    AgentFault,
-    play_matches,
-    play_rounds,
-    record_round,
-    record_row,
-)
+from kc_sim.play.driver.runner import AgentFault, play_matches, play_rounds
+from kc_sim.play.recording.recorded import record_round, record_row
 from tests.helpers.records import replay_fault_record
 
 GREEDY, RANDOM, KING, MERGER = (load_agent(n) for n in ("greedy", "random", "king-first", "merger"))

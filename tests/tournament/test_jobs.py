@@ -8,8 +8,10 @@ import os
 
 import pytest
 
+from kc_sim.errors import UserError
 from kc_sim.processes.pool import WorkerPool
 from kc_sim.tournament import early
+from kc_sim.tournament.options import TournamentOptions
 from kc_sim.tournament.plan import make_plan
 from kc_sim.tournament.run import run_tournament, size_workers
 from kc_sim.tournament.sizes import ROUNDS_PER_WORKER
@@ -18,8 +20,9 @@ CORES = os.cpu_count() or 1
 
 
 def _workers(agents, rounds, jobs=None, **kw):
-    plan = make_plan(agents, rounds=rounds, **kw)
-    return size_workers(jobs, plan, plan.schedule.chunks())
+    opts = TournamentOptions.create(agents, rounds=rounds, jobs=jobs, **kw)
+    plan = make_plan(opts)
+    return size_workers(opts, plan, plan.run_spec().chunks)
 
 
 def test_default_jobs_follow_the_work():
@@ -37,15 +40,20 @@ def test_an_explicit_jobs_is_kept_up_to_one_worker_per_chunk():
 def test_workers_are_started_before_the_plan_only_when_the_run_will_use_them():
     """The command starts its workers before it imports the core (kc_sim.tournament.early):
     only for runs that surely use them, as :func:`size_workers` would size them."""
-    likely = early.workers_likely
+    def likely(jobs, rounds, matches):
+        return early.workers_likely(TournamentOptions.create("greedy,merger", jobs=jobs, rounds=rounds,
+                                                             matches=matches))
+
     assert not likely(None, 200_000, None)                    # the default run plays in one process
     assert likely(None, 2 * ROUNDS_PER_WORKER[True], None) == (CORES > 1)
     assert likely(2, 100_000, None) and not likely(2, 1_000, None)     # an explicit --jobs: more than a chunk
     assert not likely(1, 10_000_000, None)
     assert likely(2, None, 20_000) and not likely(2, None, None)
+    with pytest.raises(UserError, match="bad --jobs 0"):               # a bad --jobs never reaches the pool
+        TournamentOptions.create("greedy,merger", jobs=0, rounds=10_000_000)
     pool = WorkerPool()
-    assert not early.start_early(pool, "x", 10_000_000, None, None)   # a bad --jobs is left to the run's own check
-    assert not early.start_early(pool, 2, 10_000_000, None, "dask")
+    assert not early.start_early(pool, TournamentOptions.create("greedy,merger", jobs=2, rounds=10_000_000,
+                                                                backend="dask"))
     assert not pool.started
 
 

@@ -16,7 +16,7 @@ from kc_sim.runs.schema import (
     matches_table,
     rounds_table,
 )
-from kc_sim.tournament.worker import ChunkTask, run_chunk
+from kc_sim.tournament.worker import ChunkTask, RunSetup, run_chunk
 
 
 def _types_match(columns, table: pa.Table, k: int) -> None:
@@ -36,19 +36,21 @@ def _types_match(columns, table: pa.Table, k: int) -> None:
 def test_parts_follow_the_schema(players):
     names = ("random",) * players
     seatings = balanced_seatings(players)
-    task = ChunkTask(0, 0, names, 0, 3, 3, 5, "classic", "matches", agents=tuple(range(players)),
-                     n_agents=players, seatings=seatings)
+    setup = RunSetup(seed=5, rules="classic", mode="matches", groups_per_lineup=3, n_agents=players, seatings=seatings)
+    task = ChunkTask(index=0, lineup=0, agents=tuple(range(players)), names=names, start=0, stop=3, setup=setup)
     res = run_chunk(task)
     labels = [f"a{i}" for i in range(players)]
-    rounds = rounds_table(res["rounds"], 0, 0, range(players), seatings, labels)
-    matches = matches_table(res["matches"], 0, 0, range(players), seatings, labels)
+    rounds = rounds_table(res.rounds, 0, 0, range(players), seatings, labels)
+    matches = matches_table(res.matches, 0, 0, range(players), seatings, labels)
     _types_match(ROUND_COLUMNS, rounds, players)
     _types_match(MATCH_COLUMNS, matches, players)
     S = len(seatings)
     assert rounds.column("match").null_count == 0 and matches.num_rows == 3 * S
     assert sorted(set(matches.column("match").to_pylist())) == list(range(3 * S))   # (group * S + seating)
-    single = run_chunk(ChunkTask(1, 0, names, 0, 2, 2, 5, "classic", "rounds", seatings=seatings))
-    t = rounds_table(single["rounds"], 1, 0, range(players), seatings, labels)
+    setup = RunSetup(seed=5, rules="classic", mode="rounds", groups_per_lineup=2, n_agents=players, seatings=seatings)
+    single = run_chunk(ChunkTask(index=1, lineup=0, agents=tuple(range(players)), names=names, start=0, stop=2,
+                                 setup=setup))
+    t = rounds_table(single.rounds, 1, 0, range(players), seatings, labels)
     _types_match(ROUND_COLUMNS, t, players)
     assert t.column("match").null_count == t.num_rows == 2 * S
     # seat s of seating q holds line-up position q[s]

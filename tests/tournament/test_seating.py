@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kc_sim.errors import UserError
+from kc_sim.tournament.options import TournamentOptions
 from kc_sim.runs import read_rounds
 from kc_sim.runs.manifest import read_manifest_json
 from kc_sim.tournament.run import run_tournament
@@ -43,7 +44,7 @@ def test_rotations_keep_the_clockwise_order():
     assert (pos == 1).all()
     assert sorted(after.tolist()) == [0, 0, 0, 3, 3, 3]     # 0 is always right before 1, never after
     with pytest.raises(UserError, match="--seating"):
-        seatings_of("shuffled", 3)
+        TournamentOptions.create("greedy,merger,random", seating="shuffled")
 
 
 def _files(out):

@@ -73,14 +73,36 @@ def screen_lines(raw: str) -> list[str]:
     return [line.rsplit("\r", 1)[-1].rstrip() for line in text.split("\n")]
 
 
+def as_a_foreground_job() -> None:
+    """In the child, before exec: Ctrl-C and Ctrl-\\ at their defaults (not ignored, not
+    blocked), as an interactive shell starts a foreground job. Without this the child inherits
+    them from pytest, and a suite started as a background job of a non-interactive shell
+    (``make test &``, a CI script's ``cmd &``: such a shell ignores SIGINT and SIGQUIT in its
+    background jobs) starts kc-sim with Ctrl-C ignored, which it honours, as every program
+    does: the Ctrl-C tests then saw the run play to its end (the lost Ctrl-C of issue 34)."""
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGQUIT})
+
+
+def ignores_ctrl_c(pid: int) -> bool:
+    """Does process ``pid`` ignore SIGINT (its /proc status's SigIgn mask)?"""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+    return False
+
+
 class Term:
-    """A ``kc-sim`` child in a pty, everything it printed kept in ``raw``."""
+    """A ``kc-sim`` child in a pty (started as a shell starts a foreground job), everything it
+    printed kept in ``raw``."""
 
     def __init__(self, args, cwd: Path, rows: int = 50, cols: int = 160):
         self.args = [str(a) for a in args]
         self.t0 = time.monotonic()
         self.child = pexpect.spawn(str(KC_SIM), self.args, cwd=str(cwd), encoding="utf-8",
-                                   codec_errors="replace", dimensions=(rows, cols), timeout=30)
+                                   codec_errors="replace", dimensions=(rows, cols), timeout=30,
+                                   preexec_fn=as_a_foreground_job)
         self.log = io.StringIO()
         self.child.logfile_read = self.log
         self.pgid = self.child.pid          # the child leads its own session and process group
@@ -254,6 +276,10 @@ def wait_for_done_chunk(t: Term, run: Path, timeout: float, more_than: int = 0) 
             continue
         done = sum(c.get("state") == "done" for c in m.get("chunks", []))
         if done > more_than:
+            # the command runs in the supervisor's child (the supervisor ignores Ctrl-C on purpose, and
+            # so do the workers): it must not, or the Ctrl-C the test sends next is lost before kc-sim sees it
+            kept = [p.pid for p in psutil.Process(t.pgid).children() if ignores_ctrl_c(p.pid)]
+            assert not kept, f"processes {kept} of the command ignore Ctrl-C (SIGINT inherited as ignored)"
             return done
     t.fail(f"no chunk done in {run / 'manifest.json'} within {timeout} s")
 

@@ -30,7 +30,7 @@ from kc_sim.analysis.plots import plot_all
 from kc_sim.errors import UserError
 from kc_sim.tournament import check_run_folder, make_plan, run_tournament
 from kc_sim.runs import read_manifest
-from kc_sim.tournament.stopping import parse_until
+from kc_sim.tournament.options import TournamentOptions
 
 
 @dataclass
@@ -43,10 +43,12 @@ class ExperimentResult:
     seconds: float = 0.0
 
 
-def _plan(spec: RunSpec, out: Path, seed: int):
-    return make_plan(list(spec.agents), players=spec.players, rounds=spec.rounds, matches=spec.matches,
-                     rules=spec.rules, seed=seed, out=out, chunk_size=spec.chunk_size, seating=spec.seating,
-                     until=parse_until(**spec.until_args))
+def _options(spec: RunSpec, out: Path, seed: int, **more) -> TournamentOptions:
+    """The tournament options of one run of the experiment (into ``out``, seeded ``seed``)."""
+    size = {"max_rounds": spec.rounds} if spec.until is not None else {"rounds": spec.rounds}
+    return TournamentOptions.create(list(spec.agents), players=spec.players, matches=spec.matches, rules=spec.rules,
+                                    seed=seed, out=out, chunk_size=spec.chunk_size, seating=spec.seating,
+                                    **size, **spec.until_args, **more)
 
 
 def _finished(folder: Path) -> bool:
@@ -90,7 +92,7 @@ def run_experiment(exp, *, scale: float = 1.0, jobs=None, out=None, plots: bool 
     for spec in specs:
         for folder, seed in spec.folders(out / spec.name):
             try:
-                check_run_folder(_plan(spec, folder, seed))
+                check_run_folder(make_plan(_options(spec, folder, seed)))
             except UserError as e:
                 where = spec.name if folder.name == spec.name else f"{spec.name}/{folder.name}"
                 raise UserError(f"{exp.source or exp.name}: run {where!r}: {e}") from None
@@ -110,11 +112,8 @@ def run_experiment(exp, *, scale: float = 1.0, jobs=None, out=None, plots: bool 
                 stop = read_stop(folder)
             else:
                 try:
-                    res = run_tournament(list(spec.agents), players=spec.players, rounds=spec.rounds,
-                                         matches=spec.matches, rules=spec.rules, seed=seed, jobs=jobs, out=folder,
-                                         quiet=quiet, chunk_size=spec.chunk_size, seating=spec.seating,
-                                         **spec.until_args,
-                                         command=f"{command}  # run {where}")
+                    res = run_tournament(_options(spec, folder, seed, jobs=jobs, quiet=quiet,
+                                                  command=f"{command}  # run {where}"))
                 except UserError as e:
                     raise UserError(f"{exp.source or exp.name}: run {where!r}: {e}") from None
                 if spec.repeat is None:

@@ -63,8 +63,8 @@ from pathlib import Path
 from kc_sim.errors import UserError
 from kc_sim.play.agents.registry import parse_agent_list
 from kc_sim.stats.sequential import parse_precision
-from kc_sim.tournament.schedule import SEATING_KINDS
-from kc_sim.tournament.stopping import UNTIL_CHOICES
+from kc_sim.tournament.options import SEATING_KINDS
+from kc_sim.tournament.options import UNTIL_CHOICES
 
 KINDS = ("seats", "head_to_head", "rules", "stopping")
 #: the most repeats of one run (each is a run folder)

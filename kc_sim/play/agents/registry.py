@@ -45,6 +45,7 @@ from numba.core.dispatcher import Dispatcher
 from kc_sim.core.policy import POLICY_SIG
 from kc_sim.errors import UserError
 from kc_sim.play.agents.interface import AgentSpec, PythonAgent
+from kc_sim.play.agents.names import parse_agent_list
 
 __all__ = ["BASELINES", "GROUP", "LOADERS", "broken_agents", "loader_prefixes", "builtin_agents", "builtin_labels", "builtin_names", "load_agent",
            "load_agents", "names_code", "parse_agent_list", "spec_from_object", "trusted"]
@@ -241,19 +242,6 @@ def load_agents(agents) -> list[AgentSpec]:
     if isinstance(agents, str):
         agents = parse_agent_list(agents)
     return [load_agent(a) for a in agents]
-
-
-def parse_agent_list(text, what: str = "--agents") -> list[str]:
-    """``"greedy, merger"`` -> ``["greedy", "merger"]``: agent names separated by commas,
-    blanks around them dropped (a list or tuple of names is taken as already split). An
-    empty name (``"greedy,,merger"``, a trailing comma) is a one-line UserError naming ``what``."""
-    parts = text.split(",") if isinstance(text, str) else list(text)
-    names = [str(p).strip() for p in parts]
-    for i, n in enumerate(names):
-        if not n:
-            raise UserError(f"bad {what} {text!r}: name {i + 1} of {len(names)} is empty "
-                            "(give agent names separated by commas, e.g. greedy,merger)")
-    return names
 
 
 def _with_option(key: str):
