@@ -14,7 +14,7 @@ from kc_sim.tournament.options import TournamentOptions
 from kc_sim.runs import read_rounds
 from kc_sim.runs.manifest import read_manifest_json
 from kc_sim.tournament.run import run_tournament
-from kc_sim.tournament.schedule import balanced_seatings, rotations, seatings_of
+from kc_sim.tournament.schedule import balanced_seatings, rotations
 
 
 def _balance(seatings, k):
