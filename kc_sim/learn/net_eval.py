@@ -20,6 +20,7 @@ from kc_sim.learn.net_policy import TRAINING_SLOT, load_slot, slot_policy
 from kc_sim.play.agents.interface import AgentSpec
 from kc_sim.play.agents.registry import load_agent
 from kc_sim.play.driver.runner import play_rounds
+from kc_sim.stats.pairs import ahead_of
 
 __all__ = ["EvalPoint", "EVAL_SLOT", "evaluate", "deal_seeds"]
 
@@ -82,7 +83,7 @@ def evaluate(params_or_spec, baselines, players: int = 2, rules="classic", deals
             pen = rows[:, C_PENALTY:C_PENALTY + players]
             own = pen[:, s:s + 1]
             win += rows[:, C_WINNER] == s
-            score += ((pen > own).sum(axis=1) + 0.5 * ((pen == own).sum(axis=1) - 1)) / (players - 1)
+            score += ahead_of((pen > own).sum(axis=1), (pen == own).sum(axis=1) - 1) / (players - 1)
         win /= players
         score /= players
         w = _mean_ci(win)

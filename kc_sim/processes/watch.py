@@ -64,6 +64,7 @@ from kc_sim.processes.watchfile import (
     stuck_reason,
     wall,
 )
+from kc_sim.support.atomic import write_text_atomic
 
 __all__ = ["DEFAULT_DECISION_TIMEOUT", "RunWatch", "Watchdog", "Work", "WorkWatch", "watchdog"]
 
@@ -172,11 +173,9 @@ class Watchdog:
         if file is None or self.current is None:
             return
         entry = dict(self.current, slow=self.slow)
-        tmp = file.with_name(f".{file.name}.tmp")
         try:
             file.parent.mkdir(exist_ok=True)
-            tmp.write_text(json.dumps(entry), encoding="utf-8")
-            os.replace(tmp, file)
+            write_text_atomic(file, json.dumps(entry))
             supervision().tell_watch(file)
         except OSError:          # e.g. a remote worker without the run folder: the in-process watch still works
             pass

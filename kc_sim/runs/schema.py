@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kc_sim.core import rows
+from kc_sim.stats.pairs import agent_index
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -119,8 +120,8 @@ def agent_codes(column, index: dict) -> np.ndarray:
     ``index`` (name -> index); -1 for null or a name not in ``index``."""
     col = column.combine_chunks()
     if not hasattr(col, "dictionary"):          # a plain string column
-        return np.array([index.get(v, -1) if v is not None else -1 for v in col.to_pylist()], np.int64)
-    lookup = np.array([index.get(x, -1) for x in col.dictionary.to_pylist()] + [-1], np.int64)
+        return agent_index(col.to_pylist(), index)
+    lookup = agent_index(col.dictionary.to_pylist() + [None], index)
     return lookup[col.indices.fill_null(len(lookup) - 1).to_numpy().astype(np.int64)]
 
 

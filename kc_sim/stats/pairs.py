@@ -1,5 +1,8 @@
-"""Pairs of agents in a round: the one home of two rules every pairwise figure uses.
+"""Agents in a round: the one home of the rules every per-agent and pairwise figure uses.
 
+* **Agents by name** (:func:`agent_index`): an agent name becomes its index in the run's
+  list of agents, and a seat without an agent (null) or a name not in the list becomes -1;
+  every reader of parts, files or dataframes goes through it.
 * **The pairs of a round** (:func:`seat_pairs`): every ordered pair of seats ``(s, t)``,
   ``s != t``, both dealt in and held by different agents. The tally's head-to-head sums,
   the leaderboard's comparisons and the coverage study's truth all expand a round this way
@@ -44,3 +47,9 @@ def ahead(penalty_a, penalty_b):
     """The finishes-ahead score of a over b in each round: 1 for a lower penalty, 1/2 for an
     equal one, 0 for a higher one (:func:`ahead_of`)."""
     return ahead_of(penalty_a < penalty_b, penalty_a == penalty_b)
+
+
+def agent_index(names, index: dict) -> np.ndarray:
+    """The agent index of each of ``names`` (agent names; None for a seat without one) in
+    ``index`` (name -> index), -1 for None or a name not in ``index`` (int64)."""
+    return np.array([index.get(n, -1) if n is not None else -1 for n in names], dtype=np.int64)

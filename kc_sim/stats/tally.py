@@ -37,7 +37,7 @@ from kc_sim.stats.intervals import (
     mean_from_sums,
     rate_from_sums,
 )
-from kc_sim.stats.pairs import ahead_of, seat_pairs
+from kc_sim.stats.pairs import agent_index, ahead_of, seat_pairs
 from kc_sim.stats.sums import Deals, Sums, batch_width, deal_index
 
 if TYPE_CHECKING:
@@ -360,7 +360,9 @@ def agent_codes(df: pd.DataFrame, names) -> np.ndarray:
     cols = seat_columns(df, "agent_")
     out = np.empty((len(df), len(cols)), dtype=np.int64)
     for s, c in enumerate(cols):
-        out[:, s] = df[c].astype("string").map(index).fillna(-1).to_numpy(dtype=np.int64)
+        col = df[c].astype("category")
+        lookup = agent_index([*col.cat.categories, None], index)
+        out[:, s] = lookup[col.cat.codes.to_numpy()]         # a missing name has code -1: the None above
     return out
 
 

@@ -31,6 +31,7 @@ from kc_sim.errors import UserError
 from kc_sim.tournament import check_run_folder, make_plan, run_tournament
 from kc_sim.runs import read_manifest
 from kc_sim.tournament.options import TournamentOptions
+from kc_sim.support.atomic import write_text_atomic
 
 
 @dataclass
@@ -131,8 +132,5 @@ def run_experiment(exp, *, scale: float = 1.0, jobs=None, out=None, plots: bool 
         run_dirs[spec.name] = out / spec.name
     markdown = findings_markdown(exp, specs, run_dirs, out, scale=scale, command=command)
     out.mkdir(parents=True, exist_ok=True)
-    findings = out / FINDINGS_FILE
-    tmp = findings.with_name(f".{findings.name}.tmp")
-    tmp.write_text(markdown, encoding="utf-8")
-    tmp.replace(findings)
+    findings = write_text_atomic(out / FINDINGS_FILE, markdown)
     return ExperimentResult(exp, out, findings, markdown, run_dirs, time.perf_counter() - t0)
