@@ -44,8 +44,9 @@ __all__ = ["ChunkSpec", "RunFolder", "RunSpec"]
 
 @dataclass(frozen=True)
 class ChunkSpec:
-    """A chunk as the folder knows it: groups ``start`` .. ``stop - 1`` of line-up ``lineup``,
-    ``units`` rounds (or matches)."""
+    """A chunk of a run: groups (deals) ``start`` .. ``stop - 1`` of line-up ``lineup``,
+    ``units`` rounds (or matches); ``index`` names its parts. The tournament's schedule cuts a
+    run into these (:meth:`kc_sim.tournament.schedule.Schedule.chunks`)."""
 
     index: int
     lineup: int

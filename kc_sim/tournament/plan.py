@@ -21,7 +21,7 @@ from pathlib import Path
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.agents.names import short_name
 from kc_sim.play.agents.registry import load_agent
-from kc_sim.runs import ChunkSpec, RunConfig, RunSpec
+from kc_sim.runs import RunConfig, RunSpec
 from kc_sim.tournament.options import TournamentOptions
 from kc_sim.tournament.schedule import Schedule, make_schedule
 from kc_sim.tournament.sizes import CHUNK_MATCHES, CHUNK_ROUNDS
@@ -58,9 +58,7 @@ class Plan:
 
     def run_spec(self) -> RunSpec:
         """What the run folder must know of this run (:class:`kc_sim.runs.RunFolder`)."""
-        sched = self.schedule
-        chunks = tuple(ChunkSpec(c.index, c.lineup, c.start, c.stop, sched.units_of(c)) for c in sched.chunks())
-        return RunSpec(self.out, self.config, sched.info(), chunks)
+        return RunSpec(self.out, self.config, self.schedule.info(), tuple(self.schedule.chunks()))
 
 
 def _portable(name: str) -> str:

@@ -276,7 +276,7 @@ class Run:
         """A chunk's result arrived: store it, count it, tell the stopping rule."""
         index = res.index
         self.folder.store(index, res.rounds, res.matches, res.tally, res.seconds)
-        bar.update(self.plan.schedule.units_of(self.folder.chunks[index]))
+        bar.update(self.folder.chunks[index].units)
         if on_chunk is not None:
             on_chunk(index)
         if self.stopper is not None:
@@ -291,7 +291,7 @@ class Run:
             return
         if stopper.stopped_at is not None:     # (interrupted before the rule decided: nothing to drop)
             folder.drop(stopper.beyond(), stopper.to_manifest())
-        self.dropped = sum(self.plan.schedule.units_of(folder.chunks[i]) for i in self.played if not folder.done(i))
+        self.dropped = sum(folder.chunks[i].units for i in self.played if not folder.done(i))
         self.played = [i for i in self.played if folder.done(i)]
 
     def summarise(self) -> RunResult:
@@ -309,10 +309,9 @@ class Run:
         if self.opts.records:
             files["records"] = write_tournament_records(plan, folder.reader(), self.opts.records)
         folder.finished(n_rounds, [files.get("matches"), files.get("summary")])
-        sched = plan.schedule
-        units = sum(sched.units_of(c) for c in folder.chunks if folder.done(c.index))
+        units = sum(c.units for c in folder.chunks if folder.done(c.index))
         return RunResult(out, plan, table, units, n_rounds, played_chunks=len(self.played),
-                         played_units=sum(sched.units_of(folder.chunks[i]) for i in self.played),
+                         played_units=sum(folder.chunks[i].units for i in self.played),
                          resumed_chunks=self.resumed, seconds=time.perf_counter() - self.t0, files=files,
                          tally=tally, start_seconds=self.t_play - self.t0, play_seconds=self.t_end - self.t_play,
                          stop=self.stopper.reason if self.stopper is not None else None, dropped_units=self.dropped,

@@ -44,7 +44,7 @@ import numba as nb
 import numpy as np
 
 from kc_sim.core.rng import derive
-from kc_sim.runs import ScheduleInfo
+from kc_sim.runs import ChunkSpec, ScheduleInfo
 
 
 #: round-table orders for 5 to 8 seats in which every ordered pair of positions (a, b)
@@ -59,20 +59,6 @@ ROUND_TABLES = {
     8: ((0, 5, 6, 3, 7, 2, 1, 4), (0, 4, 2, 3, 5, 7, 1, 6), (0, 3, 2, 7, 5, 4, 6, 1), (0, 7, 6, 2, 4, 1, 5, 3),
         (0, 6, 7, 4, 3, 1, 2, 5), (0, 2, 6, 5, 1, 3, 4, 7), (0, 1, 7, 3, 6, 4, 5, 2)),
 }
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """Groups ``start`` .. ``stop - 1`` of line-up ``lineup``; ``index`` names its part file."""
-
-    index: int
-    lineup: int
-    start: int
-    stop: int
-
-    @property
-    def groups(self) -> int:
-        return self.stop - self.start
 
 
 @dataclass(frozen=True)
@@ -92,21 +78,19 @@ class Schedule:
         """Rounds (or matches) in the whole run."""
         return len(self.lineups) * self.groups * len(self.seatings)
 
-    def units_of(self, chunk: Chunk) -> int:
-        """Rounds (or matches) in a chunk: each group is played in every seating."""
-        return chunk.groups * len(self.seatings)
-
     @property
     def blocks(self) -> int:
         """Blocks of chunks: each holds the same groups of every line-up."""
         return math.ceil(self.groups / self.chunk_groups)
 
-    def chunks(self) -> list[Chunk]:
-        """Every chunk in index order: block by block, line-up by line-up inside a block."""
-        out = []
+    def chunks(self) -> list[ChunkSpec]:
+        """Every chunk in index order: block by block, line-up by line-up inside a block; each
+        group is played in every seating."""
+        out, S = [], len(self.seatings)
         for start in range(0, self.groups, self.chunk_groups):
+            stop = min(start + self.chunk_groups, self.groups)
             for li in range(len(self.lineups)):
-                out.append(Chunk(len(out), li, start, min(start + self.chunk_groups, self.groups)))
+                out.append(ChunkSpec(len(out), li, start, stop, (stop - start) * S))
         return out
 
     def info(self) -> ScheduleInfo:
