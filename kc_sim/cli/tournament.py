@@ -113,21 +113,15 @@ def tournament(
 ):
     """Play every line-up of the agents in every seating on duplicate deals; write
     parquet results, a summary and a manifest; resume an interrupted run."""
+    typed = dict(locals())          # the options as typed, named once: in the signature above
     started = process_start()
     supervise(_stalled)          # the rest runs in a child this process watches (kc_sim.processes.supervise)
     from kc_sim.tournament.early import run_pool, start_early  # lazy: joblib; kc-sim --help needs none
     from kc_sim.tournament.options import TournamentOptions
 
-    command = _command("tournament", agents=agents, players=players, rounds=rounds, matches=matches, rules=rules,
-                       seed=seed, jobs=jobs, backend=backend, scheduler=scheduler, out=out, records=records or None,
-                       chunk_size=chunk_size, seating=None if seating == "balanced" else seating, until=until,
-                       precision=precision, max_rounds=max_rounds, alpha=alpha, quiet=quiet,
-                       decision_timeout=decision_timeout)
-    opts = TournamentOptions.create(agents, players=players, rounds=rounds, max_rounds=max_rounds, matches=matches,
-                                    rules=rules, seed=seed, jobs=jobs, backend=backend, scheduler=scheduler, out=out,
-                                    records=records, chunk_size=chunk_size, seating=seating, until=until,
-                                    precision=precision, alpha=alpha, quiet=quiet, wait=wait,
-                                    decision_timeout=decision_timeout, command=command)
+    command = _command("tournament", **{**typed, "records": records or None, "wait": None,
+                                        "seating": None if seating == "balanced" else seating})
+    opts = TournamentOptions.create(**typed, command=command)
     pool = run_pool()
     start_early(pool, opts)     # the workers start while this process imports and plans
     # lazy: loads numba (~1.5 s); kc-sim --help must not
