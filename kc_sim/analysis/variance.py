@@ -16,7 +16,7 @@ import numpy as np
 from kc_sim.core.features import deal_features, expected_features, feature_names
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
-from kc_sim.runs import RunReader
+from kc_sim.runs import RunReader, layout
 from kc_sim.runs.schema import AGENT, PENALTY, agent_codes, seat_names, seats_of
 from kc_sim.stats import pair_deal_scores
 from kc_sim.stats.hist import merge_intervals
@@ -90,7 +90,7 @@ def run_adjusted(run_dir, pairs=None, *, folds: int = FOLDS, expectation_deals: 
     run_dir = Path(run_dir)
     reader = RunReader(run_dir)
     if not reader.has_manifest:
-        raise UserError(f"{run_dir} is not a run folder: expected manifest.json written by kc-sim tournament")
+        raise UserError(f"{run_dir} is not a run folder: expected {layout.MANIFEST_FILE} written by kc-sim tournament")
     man = reader.manifest
     if man.mode != "rounds":
         raise UserError(f"{run_dir} played matches: control variates and power need a run of single rounds "
@@ -98,7 +98,7 @@ def run_adjusted(run_dir, pairs=None, *, folds: int = FOLDS, expectation_deals: 
     labels, players, rules = man.labels, man.config.players, parse_rules(man.config.rules)
     files = reader.parts()                      # verified: _read_part reads only these
     if not files:
-        raise UserError(f"no round parts in {run_dir / 'rounds'}: expected a finished (or partly finished) run")
+        raise UserError(f"no round parts in {run_dir / layout.ROUNDS}: expected a finished (or partly finished) run")
     pidx = pair_indices(labels, pairs)
     lineups = man.lineups or None
     need = [sum(1 for lu in lineups if a in lu and b in lu) if lineups else 0 for a, b in pidx]
