@@ -244,8 +244,9 @@ class Run:
                     for res in run(tasks):
                         if not writer.put(res):
                             break              # the stopping rule: what was played beyond is dropped
+                writer.finish()
             except BaseException as e:
-                if writer.error is None:       # the player's error: keep what was played
+                if writer.error is None:       # the player's error (or Ctrl-C during finish): keep what was played
                     try:
                         writer.finish()
                     except (OSError, UserError):
@@ -253,7 +254,6 @@ class Run:
                 if isinstance(e, WorkerLost) and watch.verdict is not None:
                     raise stalled(*watch.verdict) from None
                 raise
-            writer.finish()
 
     def _stored(self, res: ChunkResult, task: ChunkTask, bar, on_chunk) -> bool:
         """A chunk's result arrived (in the writer thread): tally it when it was played here,

@@ -157,6 +157,33 @@ def test_chunks_waiting_for_the_writer_are_kept_on_ctrl_c(reference_run, tmp_pat
     pd.testing.assert_frame_equal(read_rounds(out), read_rounds(reference_run.out))
 
 
+def test_ctrl_c_while_the_last_results_wait_for_the_writer_keeps_them(reference_run, tmp_path, monkeypatch):
+    from kc_sim.tournament.options import TournamentOptions
+    from kc_sim.tournament.plan import make_plan
+    from kc_sim.tournament.storing import ChunkWriter
+
+    n_chunks = len(make_plan(TournamentOptions.create(**SMALL, out=tmp_path)).schedule.chunks())
+    stored = []
+    held = HeldWriter(monkeypatch, run_module, after=n_chunks, stored=stored)   # every result waits to the end
+    finish, calls = ChunkWriter.finish, []
+
+    def interrupted_once(writer):          # Ctrl-C as the run starts waiting for the writer
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        finish(writer)
+
+    monkeypatch.setattr(ChunkWriter, "finish", interrupted_once)
+    out = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt, match=f"interrupted with {n_chunks} of {n_chunks} chunks done"):
+        run_tournament(**SMALL, jobs=1, out=out, on_chunk=stored.append)
+    assert held.stored_before_release == [] and stored == held.played == list(range(n_chunks))
+    monkeypatch.undo()
+    res = run_tournament(**SMALL, jobs=1, out=out)
+    assert res.played_chunks == 0
+    pd.testing.assert_frame_equal(read_rounds(out), read_rounds(reference_run.out))
+
+
 def test_a_write_error_in_the_writer_thread_ends_the_run_with_that_error(tmp_path, monkeypatch):
     from kc_sim.runs import RunFolder
 
