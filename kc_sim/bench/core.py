@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from kc_sim.bench.agents import bench_agents, strong_agents_2p
+from kc_sim.bench.agents import agents_vs_core, bench_agents, decisions
 from kc_sim.bench.scale import run_scale
 from kc_sim.bench.spread import with_spread
 from kc_sim.bench.steadiness import Probes
@@ -59,13 +59,6 @@ _SPECIALISED_COMPILE = (
     "play(np.zeros(1, np.int64), 4, parse_rules('classic').codes(), seated, np.zeros((1, loop.ROUND_COLS), np.int64)); "
     "print(time.perf_counter() - t)"
 )
-
-
-def decisions(rows: np.ndarray) -> int:
-    """Policy decisions in round rows: every action, and a stop ending each turn but a last
-    one ended by going out."""
-    return int(rows[:, loop.C_ACTIONS].sum() + rows[:, loop.C_TURNS].sum()
-               - (rows[:, loop.C_END] == L.END_OUT).sum())
 
 
 def loop_figures(rounds: int, rules, repeats: int = LOOP_REPEATS) -> dict:
@@ -191,7 +184,7 @@ def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, a
             key = f"agent_{row['agent']}_rounds_per_s"
             figures.update({key: row["rounds_per_s"], f"{key}_min": row["rounds_per_s_min"],
                             f"{key}_max": row["rounds_per_s_max"]})
-        figures.update(strong_agents_2p())
+        figures.update(agents_vs_core())
         probes.take()
     if tournament:
         figures.update({k: round(v, 3) if isinstance(v, float) else v for k, v in bench_tournament().items()})

@@ -115,9 +115,11 @@ def bench(
         help="also time a cold compile, the default tournament command from an empty numba cache, and the 1M-round "
         "command ten times from an empty cache: the first run's play rate vs the tenth's (~1.5 min)")] = False,
     agents: Annotated[bool, typer.Option(
-        help="also time every built-in agent in self-play, and planner and sampler at 2 players")] = False,
+        help="also time every built-in agent in self-play, and the planner's, the sampler's and a Python agent's "
+        "cost against the core's, in turns")] = False,
     tournament: Annotated[bool, typer.Option(
-        help="also time the whole 1M-round tournament command, and --jobs 2 vs --jobs 1 (~1 min)")] = False,
+        help="also time the 1M-round tournament's play phase against its loop in one process, and the whole "
+        "command with --jobs 1 and 2 (~2 min)")] = False,
     scale: Annotated[bool, typer.Option(
         "--scale", help="also check that nothing grows with the rounds: time and peak memory of a 4-agent "
         "tournament and of leaderboard, plot and report on it at each --scale-rounds size (~2 min)")] = False,
@@ -126,7 +128,8 @@ def bench(
     env: Annotated[bool, typer.Option(
         "--env", help="also time the batched environment against the PettingZoo one (needs kc-sim[rl], ~10 s)")] = False,
 ):
-    """Measure rounds per second: compiled core vs the reference (random play, classic, 4 players, one core)."""
+    """Measure rounds per second: compiled core vs the reference (random play, classic, 4 players, one core);
+    the targets judge ratios measured side by side only."""
     try:
         sizes = tuple(int(x) for x in scale_rounds.split(","))
     except ValueError:

@@ -49,12 +49,20 @@ class Job:
     """What the backends play: ``play(task)`` for each task, after ``warm(warm_arg)`` in
     every playing process (both picklable by reference); ``watch_dir``: where the playing
     processes keep their watch files (:mod:`kc_sim.processes.watch`), which say what a dead
-    worker was playing."""
+    worker was playing. ``local``: what this process plays a task with when it plays one
+    itself (default ``play``): a caller may leave part of the work on a task played here to
+    a thread of its own."""
 
     play: Callable
     warm: Callable
     warm_arg: object
     watch_dir: str | None = None
+    local: Callable | None = None
+
+    @property
+    def here(self) -> Callable:
+        """The function this process plays a task with."""
+        return self.local or self.play
 
 
 def _lost(err: BaseException, running, watch_dir=None) -> WorkerLost:
@@ -171,11 +179,11 @@ def executor(backend: str, jobs: int, scheduler: str | None, job: Job, pool: Wor
     running. While it waits for workers, ``check()`` is asked every second: a reason (a
     worker found stuck) ends the run with WorkerLost."""
     if backend == "sequential" or (backend == "loky" and jobs == 1):
-        yield lambda tasks: map(job.play, tasks)
+        yield lambda tasks: map(job.here, tasks)
     elif backend == "loky":
         try:                               # this process is the jobs-th player
             yield lambda tasks: windowed(lambda t: pool.submit(job.play, t), tasks, 2 * (jobs - 1),
-                                         lambda: check() or pool.dead_worker(), local=job.play,
+                                         lambda: check() or pool.dead_worker(), local=job.here,
                                          ready=lambda: all(f.done() for f in warming), watch_dir=job.watch_dir)
         except BaseException:
             pool.close()

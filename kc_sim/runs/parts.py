@@ -14,15 +14,13 @@
 
 pyarrow and pandas are imported inside the functions that need them, so a run can check
 its folder and start its workers before paying for them; a run imports them beside its
-first chunks (:func:`import_in_background`).
+first chunks (:func:`import_part_libraries`, in its writer thread).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sys
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +31,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["Digests", "chunk_identity", "file_digest", "import_in_background", "merge_parquet", "reads_whole",
+__all__ = ["Digests", "chunk_identity", "file_digest", "import_part_libraries", "merge_parquet", "reads_whole",
            "to_pandas", "write_json", "write_parquet"]
 
 
@@ -154,24 +152,15 @@ def to_pandas(table: pa.Table) -> pd.DataFrame:
     return table.to_pandas(types_mapper=nullable.get)
 
 
-def import_in_background() -> threading.Thread | None:
+def import_part_libraries() -> None:
     """Import what writing a part needs (pyarrow, its parquet module and pandas, which
-    pyarrow loads on its first table: about 0.35 s of one core) in a thread, and return it
-    (None when they are imported already: in a notebook, a test, a second run).
-    Why: the compiled loops release the GIL while they play, so a run that starts this
-    before its first chunk plays on while the import runs on the other core, and stores
-    its first parts once the thread has ended, instead of stopping for the import at its
-    first part."""
-    def load() -> None:
-        try:
-            import pandas  # noqa: F401
-            import pyarrow.parquet  # noqa: F401
-        except ImportError:             # the first store says what is missing, in its own words
-            pass
-
-    if {"pandas", "pyarrow.parquet"} <= sys.modules.keys():
-        return None
-    thread = threading.Thread(target=load, name="kc-sim-import", daemon=True)
-    thread.start()
-    return thread
-
+    pyarrow loads on its first table: about 0.35 s of one core). A run calls this in its
+    writer thread before the first store (:mod:`kc_sim.tournament.storing`): the compiled
+    loops release the GIL while they play, so the first chunks play on while the import
+    runs on the other core. A missing library is left for the first store to name, in its
+    own words."""
+    try:
+        import pandas  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        pass

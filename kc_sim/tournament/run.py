@@ -9,9 +9,10 @@ run, the manifest, resume), then takes the steps of a :class:`Run`:
 2. **warm** - start the workers (:class:`~kc_sim.processes.pool.WorkerPool`), which import the
    play layer meanwhile, compile or load the run's compiled loop here (the one for all of
    its agents, :func:`kc_sim.play.driver.runner.loop_name`), then have each worker load it;
-3. **play** - every chunk's parts written as its result arrives (the first few once pyarrow
-   and pandas, imported meanwhile, are ready), then the chunk marked done in
-   ``manifest.json``; Ctrl-C keeps what is done;
+3. **play** - every chunk's parts written as its result arrives, then the chunk marked done
+   in ``manifest.json``, by a writer thread while the next chunk plays
+   (:mod:`~kc_sim.tournament.storing`; the first once pyarrow and pandas, imported in that
+   thread meanwhile, are ready); Ctrl-C keeps every chunk played;
 4. **stop** - with ``until`` the run stops once its pairs are decided
    (:mod:`~kc_sim.tournament.stopping`), after the same block whatever the workers; what
    was played beyond that block is dropped;
@@ -34,7 +35,7 @@ from kc_sim.errors import UserError
 from kc_sim.play.driver import runner
 from kc_sim.runs import FORMAT, RunFolder, layout
 from kc_sim.runs.lock import notice
-from kc_sim.runs.parts import import_in_background
+from kc_sim.runs.parts import import_part_libraries
 from kc_sim.stats import Tally
 from kc_sim.processes.backends import BACKENDS, Job, WorkerLost, executor
 from kc_sim.processes.pool import WorkerPool
@@ -46,7 +47,8 @@ from kc_sim.tournament.sizes import ROUNDS_PER_MATCH, ROUNDS_PER_WORKER
 from kc_sim.tournament.rederive import stalled
 from kc_sim.tournament.options import TournamentOptions
 from kc_sim.tournament.stopping import Stopper
-from kc_sim.tournament.worker import ChunkResult, ChunkTask, RunSetup, run_chunk, warm
+from kc_sim.tournament.storing import ChunkWriter
+from kc_sim.tournament.worker import ChunkResult, ChunkTask, RunSetup, chunk_tally, play_chunk, run_chunk, warm
 
 __all__ = ["BACKENDS", "FORMAT", "Interrupted", "Run", "RunResult", "WorkerLost", "check_run_folder",
            "make_plan", "run_tournament"]
@@ -140,7 +142,7 @@ class Run:
     """One call of :func:`run_tournament` once its folder is open, as its steps in order:
     :meth:`plan_from` (what is left to play and by how many processes), :meth:`warm` (compile
     or load the compiled code, start the workers), :meth:`play` (the chunks, each stored
-    as it arrives, the first few once the writers' import is over; Ctrl-C), :meth:`stop`
+    by the writer thread as it arrives; Ctrl-C), :meth:`stop`
     (with ``--until``: drop what was played beyond the stop) and :meth:`summarise` (tallies,
     summary, records)."""
 
@@ -198,8 +200,8 @@ class Run:
     def play(self, *, on_chunk=None) -> None:
         """Step 3: play the pending chunks, storing each as its result arrives (and, with
         ``--until``, stopping once the rule says so), the watchdog watching every playing
-        process (:mod:`kc_sim.processes.watch`). Ctrl-C saves the manifest and raises
-        :class:`Interrupted` saying how many chunks are done."""
+        process (:mod:`kc_sim.processes.watch`). Ctrl-C stores the chunks played, saves the
+        manifest and raises :class:`Interrupted` saying how many chunks are done."""
         folder = self.folder
         tasks = self.tasks()
         bar = _progress(self.plan, folder.manifest.units_done, self.opts.quiet)
@@ -222,65 +224,51 @@ class Run:
         self.played = [t.index for t in tasks if folder.done(t.index)]
 
     def _play(self, tasks, bar, on_chunk) -> None:
-        """Send the tasks to the backend and store the results; a worker the watchdog found
-        stuck (and killed) ends the run with its stalled round (:func:`stalled`). The
-        results that arrive while pyarrow and pandas are still being imported
-        (:func:`kc_sim.runs.parts.import_in_background`) wait in memory, a few chunks at most, and are
-        stored in order once the import is over, or as the run ends whatever the reason
-        (Ctrl-C, a fault): a chunk that was played is never lost to the wait."""
+        """Send the tasks to the backend and hand each result to the writer thread
+        (:class:`~kc_sim.tournament.storing.ChunkWriter`), which stores it while the next
+        chunk plays, in the order the results arrive; a chunk played in this process is
+        tallied there too (:func:`~kc_sim.tournament.worker.play_chunk`). However the run
+        ends (Ctrl-C, a fault, a lost worker), every chunk that was played is stored before
+        the error goes on, unless storing is what failed (the error that ended the run is
+        the one reported, and what was not stored is played again on resume). A worker the
+        watchdog found stuck (and killed) ends the run with its stalled round (:func:`stalled`)."""
         watch = self.watch
-        importing = import_in_background()
-        waiting: list[ChunkResult] = []
-        job = Job(run_chunk, warm, self.warm_up, self.watch_dir)
-        try:
-            with executor(self.opts.backend, self.workers, self.opts.scheduler, job, self.pool, self.warming,
-                          check=watch.check) as run:
-                self.t_play = time.perf_counter()
-                for res in run(tasks):
-                    waiting.append(res)
-                    if importing is not None and importing.is_alive():
-                        continue
-                    if self._store_waiting(waiting, bar, on_chunk):
-                        break
-        except BaseException as e:
-            self._keep(importing, waiting)
-            if isinstance(e, WorkerLost) and watch.verdict is not None:
-                raise stalled(*watch.verdict) from None
-            raise
-        if importing is not None:
-            importing.join()
-        self._store_waiting(waiting, bar, on_chunk)
+        by_index = {t.index: t for t in tasks}
+        job = Job(run_chunk, warm, self.warm_up, self.watch_dir, local=play_chunk)
+        with ChunkWriter(lambda res: self._stored(res, by_index[res.index], bar, on_chunk),
+                         import_part_libraries) as writer:
+            try:
+                with executor(self.opts.backend, self.workers, self.opts.scheduler, job, self.pool, self.warming,
+                              check=watch.check) as run:
+                    self.t_play = time.perf_counter()
+                    for res in run(tasks):
+                        if not writer.put(res):
+                            break              # the stopping rule: what was played beyond is dropped
+                writer.finish()
+            except BaseException as e:
+                if writer.error is None:       # the player's error (or Ctrl-C during finish): keep what was played
+                    try:
+                        writer.finish()
+                    except (OSError, UserError):
+                        pass                   # the error that ended the run is the one reported
+                if isinstance(e, WorkerLost) and watch.verdict is not None:
+                    raise stalled(*watch.verdict) from None
+                raise
 
-    def _keep(self, importing, waiting: list) -> None:
-        """The run is ending on an error or Ctrl-C: store the chunks played that still wait
-        for the import. Should that fail too (the same unwritable folder), the error that
-        ended the run is the one reported, and those chunks are played again on resume."""
-        if importing is not None:
-            importing.join()
-        try:
-            self._store_waiting(waiting, _NoBar(), None)
-        except (OSError, UserError):
-            waiting.clear()                 # given up: played again on resume
-
-    def _store_waiting(self, waiting: list, bar, on_chunk) -> bool:
-        """Store the results in ``waiting`` in order (emptying it); True once the stopping
-        rule says the run is over."""
-        while waiting:
-            self._stored(waiting.pop(0), bar, on_chunk)
-            if self.stopper is not None and self.stopper.advance(self.folder.done):
-                waiting.clear()            # beyond the stop: dropped as the chunks in flight are
-                return True
-        return False
-
-    def _stored(self, res: ChunkResult, bar, on_chunk) -> None:
-        """A chunk's result arrived: store it, count it, tell the stopping rule."""
+    def _stored(self, res: ChunkResult, task: ChunkTask, bar, on_chunk) -> bool:
+        """A chunk's result arrived (in the writer thread): tally it when it was played here,
+        store it, count it, tell the stopping rule; True once the rule says the run is over."""
         index = res.index
+        if res.tally is None:
+            res.tally = chunk_tally(task, res.rounds, res.matches)
         self.folder.store(index, res.rounds, res.matches, res.tally, res.seconds)
         bar.update(self.folder.chunks[index].units)
         if on_chunk is not None:
             on_chunk(index)
-        if self.stopper is not None:
-            self.stopper.chunk_done(index, res)
+        if self.stopper is None:
+            return False
+        self.stopper.chunk_done(index, res)
+        return self.stopper.advance(self.folder.done)
 
     def stop(self) -> None:
         """Step 4 (with ``--until``): once the rule has stopped the run, remove the parts of

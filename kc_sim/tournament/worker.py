@@ -3,7 +3,9 @@
 A chunk (see :mod:`kc_sim.tournament.schedule`) is one task, a :class:`ChunkTask`:
 :func:`run_chunk` plays every seating of its groups in compiled code, returns the
 compact columns of :mod:`kc_sim.runs.schema` and the chunk's
-:class:`~kc_sim.stats.Tally`, so the parent only writes parts and adds tallies up.
+:class:`~kc_sim.stats.Tally`, so the parent only writes parts and adds tallies up. A chunk
+the parent plays itself is played by :func:`play_chunk`, which leaves the tally to the
+parent's writer thread (:mod:`kc_sim.tournament.storing`).
 Every seed derives from the run seed and the group number, so a chunk's result does not
 depend on the worker or the backend that played it.
 
@@ -102,7 +104,7 @@ class ChunkTask:
 class ChunkResult:
     """What a worker sends back for a chunk: its compact columns
     (:func:`kc_sim.runs.schema.compact_rounds`, ``matches`` with matches), its tally as
-    JSON, and the seconds it took."""
+    JSON (None from :func:`play_chunk`: the parent tallies it), and the seconds it took."""
 
     index: int
     rounds: dict
@@ -117,10 +119,19 @@ def _agent(name: str):
 
 
 def run_chunk(task: ChunkTask, _loop_class=None) -> ChunkResult:
-    """Play one chunk (its :class:`ChunkResult`).
-    The process's watchdog watches it (:class:`~kc_sim.processes.watch.WorkWatch`).
+    """Play one chunk (its :class:`ChunkResult`, tally included): what a worker process runs.
     ``_loop_class`` (internal): the Python loop class the runner plays with (the replay of a
     stalled chunk, :mod:`kc_sim.tournament.rederive`, passes one sharing its state)."""
+    res = play_chunk(task, _loop_class)
+    res.tally = chunk_tally(task, res.rounds, res.matches)
+    return res
+
+
+def play_chunk(task: ChunkTask, _loop_class=None) -> ChunkResult:
+    """Play one chunk, its tally left to the caller (``tally`` None): what the parent runs
+    for a chunk it plays itself, its writer thread tallying the chunk while the next one
+    plays (:mod:`kc_sim.tournament.storing`). The process's watchdog watches it
+    (:class:`~kc_sim.processes.watch.WorkWatch`)."""
     t0 = time.perf_counter()
     rules = parse_rules(task.setup.rules)
     agents = [_agent(n) for n in task.names]
@@ -132,7 +143,7 @@ def run_chunk(task: ChunkTask, _loop_class=None) -> ChunkResult:
             rounds, matches = _round_chunk(task, agents, seeds, rules, loop_agents, _loop_class), None
         else:
             rounds, matches = _match_chunk(task, agents, seeds, rules, loop_agents, _loop_class)
-    return ChunkResult(task.index, rounds, matches, chunk_tally(task, rounds, matches), time.perf_counter() - t0)
+    return ChunkResult(task.index, rounds, matches, None, time.perf_counter() - t0)
 
 
 def chunk_tally(task: ChunkTask, rounds: dict, matches: dict | None) -> str | None:
@@ -157,13 +168,10 @@ def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=Non
     """Every seating of every group of the chunk; rows ordered group by group."""
     seatings = task.seating_list()
     k, S, G = len(agents), len(seatings), len(seeds)
-    rows = np.empty((S, G, loop.ROUND_COLS), dtype=np.int64)
-    for q, seating in enumerate(seatings):
-        seated = seat_lineup(agents, seating)
-        rows[q] = runner.play_rounds(list(seated), seeds, rules, fault_dir=task.setup.fault_dir,
-                                     engine=task.engine, loop_agents=loop_agents,
-                                     _loop_class=loop_class)                                # raises AgentFault
-    rows = rows.transpose(1, 0, 2).reshape(G * S, loop.ROUND_COLS)
+    parts = [runner.play_rounds(list(seat_lineup(agents, seating)), seeds, rules, fault_dir=task.setup.fault_dir,
+                                engine=task.engine, loop_agents=loop_agents, _loop_class=loop_class)  # raises AgentFault
+             for seating in seatings]
+    rows = np.stack(parts, axis=1).reshape(G * S, loop.ROUND_COLS)        # one copy, group by group
     group = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), S)
     seating = np.tile(np.arange(S, dtype=np.int16), G)
     return compact_rounds(rows, k, group, seating)

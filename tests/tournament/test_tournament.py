@@ -3,8 +3,11 @@ the summary against a recomputation with pandas, matches, records and bad input.
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
+import os
+import threading
 
 import numpy as np
 import pandas as pd
@@ -29,7 +32,7 @@ from kc_sim.tournament.schedule import (
     seat_lineup,
 )
 from tests.helpers.intervals import clustered
-from tests.helpers.storing import ImportNotOver
+from tests.helpers.storing import HeldWriter
 
 
 def _three_agents() -> list[str]:
@@ -129,35 +132,76 @@ def test_interrupted_run_resumes_to_the_same_result(reference_run, tmp_path):
     assert read_manifest_json(out)["finished"]
 
 
-def test_results_that_wait_for_the_import_are_all_stored_in_order(reference_run, tmp_path, monkeypatch):
-    monkeypatch.setattr(run_module, "import_in_background", ImportNotOver)
+def test_results_that_wait_for_the_writer_are_all_stored_in_order(reference_run, tmp_path, monkeypatch):
     stored = []
+    held = HeldWriter(monkeypatch, run_module, after=3, stored=stored)
     res = run_tournament(**SMALL, jobs=1, out=tmp_path / "run", on_chunk=stored.append)
+    assert held.stored_before_release == [] and len(held.played) > 3        # three results waited
     assert stored == sorted(stored) and len(stored) == res.played_chunks == len(read_manifest_json(res.out)["chunks"])
     pd.testing.assert_frame_equal(read_rounds(res.out), read_rounds(reference_run.out))
+    pd.testing.assert_frame_equal(read_summary(res.out), read_summary(reference_run.out))
 
 
-def test_chunks_played_while_the_import_runs_are_kept_on_ctrl_c(reference_run, tmp_path, monkeypatch):
-    import kc_sim.tournament.run as B          # the run hands its chunk function to the backend
-
-    monkeypatch.setattr(run_module, "import_in_background", ImportNotOver)
-    played, run_chunk = [], B.run_chunk
-
-    def third_interrupted(task):
-        if len(played) == 2:
-            raise KeyboardInterrupt
-        played.append(task.index)
-        return run_chunk(task)
-
-    monkeypatch.setattr(B, "run_chunk", third_interrupted)
+def test_chunks_waiting_for_the_writer_are_kept_on_ctrl_c(reference_run, tmp_path, monkeypatch):
+    stored = []
+    held = HeldWriter(monkeypatch, run_module, fail_at=3, stored=stored)      # Ctrl-C during the third chunk
     out = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt, match="interrupted with 2 of"):
-        run_tournament(**SMALL, jobs=1, out=out)
+        run_tournament(**SMALL, jobs=1, out=out, on_chunk=stored.append)
+    assert held.stored_before_release == [] and held.played == [0, 1]       # both waited for the writer
     manifest = read_manifest_json(out)
-    assert [i for i, c in enumerate(manifest["chunks"]) if c["state"] == "done"] == played
+    assert [i for i, c in enumerate(manifest["chunks"]) if c["state"] == "done"] == held.played == stored
+    assert not any(t.name == "kc-sim-writer" for t in threading.enumerate())
     monkeypatch.undo()
     run_tournament(**SMALL, jobs=1, out=out)
     pd.testing.assert_frame_equal(read_rounds(out), read_rounds(reference_run.out))
+
+
+def test_ctrl_c_while_the_last_results_wait_for_the_writer_keeps_them(reference_run, tmp_path, monkeypatch):
+    from kc_sim.tournament.options import TournamentOptions
+    from kc_sim.tournament.plan import make_plan
+    from kc_sim.tournament.storing import ChunkWriter
+
+    n_chunks = len(make_plan(TournamentOptions.create(**SMALL, out=tmp_path)).schedule.chunks())
+    stored = []
+    held = HeldWriter(monkeypatch, run_module, after=n_chunks, stored=stored)   # every result waits to the end
+    finish, calls = ChunkWriter.finish, []
+
+    def interrupted_once(writer):          # Ctrl-C as the run starts waiting for the writer
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        finish(writer)
+
+    monkeypatch.setattr(ChunkWriter, "finish", interrupted_once)
+    out = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt, match=f"interrupted with {n_chunks} of {n_chunks} chunks done"):
+        run_tournament(**SMALL, jobs=1, out=out, on_chunk=stored.append)
+    assert held.stored_before_release == [] and stored == held.played == list(range(n_chunks))
+    monkeypatch.undo()
+    res = run_tournament(**SMALL, jobs=1, out=out)
+    assert res.played_chunks == 0
+    pd.testing.assert_frame_equal(read_rounds(out), read_rounds(reference_run.out))
+
+
+def test_a_write_error_in_the_writer_thread_ends_the_run_with_that_error(tmp_path, monkeypatch):
+    from kc_sim.runs import RunFolder
+
+    store, calls = RunFolder.store, []
+
+    def second_fails(folder, index, *args):
+        calls.append(index)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(folder.part_path(layout.ROUNDS, index)))
+        store(folder, index, *args)
+
+    monkeypatch.setattr(RunFolder, "store", second_fails)
+    out = tmp_path / "run"
+    with pytest.raises(OSError) as e:
+        run_tournament(**SMALL, jobs=1, out=out)
+    assert e.value.errno == errno.ENOSPC and str(out) in e.value.filename
+    assert [c["state"] for c in read_manifest_json(out)["chunks"]].count("done") == 1 and len(calls) == 2
+    assert not any(t.name == "kc-sim-writer" for t in threading.enumerate())
 
 
 def test_a_different_configuration_is_refused(reference_run, tmp_path):

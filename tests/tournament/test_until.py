@@ -13,7 +13,7 @@ from kc_sim.runs import RunReader
 from kc_sim.runs.manifest import read_manifest_json
 from kc_sim.tournament import run as run_module
 from kc_sim.tournament.run import run_tournament
-from tests.helpers.storing import ImportNotOver
+from tests.helpers.storing import HeldWriter
 
 DECIDES = dict(agents=["greedy", "random"], players=2, rounds=400_000, chunk_size=4_000, seed=3,
                until="decided", quiet=True)
@@ -50,10 +50,12 @@ def test_the_stop_does_not_depend_on_workers_or_backend(decided, tmp_path, backe
     assert read_manifest_json(res.out)["stop"] == read_manifest_json(decided.out)["stop"]
 
 
-def test_the_stop_is_the_same_when_the_results_wait_for_the_import(decided, tmp_path, monkeypatch):
-    monkeypatch.setattr(run_module, "import_in_background", ImportNotOver)      # every result waits to the end
-    res = run_tournament(**DECIDES, jobs=1, out=tmp_path / "waited")
-    assert res.stop == decided.stop and res.units == decided.units
+def test_the_stop_is_the_same_when_the_results_wait_for_the_writer(decided, tmp_path, monkeypatch):
+    stored = []
+    held = HeldWriter(monkeypatch, run_module, after=6, stored=stored)     # six results wait for the writer
+    res = run_tournament(**DECIDES, jobs=1, out=tmp_path / "waited", on_chunk=stored.append)
+    assert held.stored_before_release == [] and held.played[:6] == list(range(6))
+    assert res.stop == decided.stop and res.units == decided.units and res.dropped_units == decided.dropped_units
     got, want = _parts(res.out), _parts(decided.out)
     assert got.keys() == want.keys() and all(got[k].equals(want[k]) for k in want)
 
