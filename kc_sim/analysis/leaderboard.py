@@ -39,7 +39,7 @@ from kc_sim.errors import UserError
 from kc_sim.support.atomic import atomic_file
 from kc_sim.runs import RunReader, layout
 from kc_sim.runs.parts import write_parquet
-from kc_sim.runs.schema import AGENT, PENALTY, agent_codes, seat_names, seats_of
+from kc_sim.runs.schema import AGENT, PENALTY, seat_arrays, seat_names, seats_of
 from kc_sim.stats.bootstrap import bootstrap_interval, resample, widen
 from kc_sim.stats.bradley_terry import ELO, Comparisons, fit_bt, sandwich_cov, totals
 from kc_sim.stats.bradley_terry import add_part as _add_part
@@ -102,9 +102,9 @@ def _deals_and_family(reader: RunReader, index: int) -> tuple[int, tuple]:
     return reader.n_deals(), family
 
 
-def _seat_codes(column, names: dict) -> np.ndarray:
-    """An ``agent_<s>`` column as agent indices (-1: no agent), first adding to ``names``
-    the agents that played in it (a part's dictionary lists every agent of its run)."""
+def _add_played(column, names: dict) -> None:
+    """Add to ``names`` (name -> agent index) the agents that played in an ``agent_<s>``
+    column (a part's dictionary lists every agent of its run, not only those that played)."""
     d = column.combine_chunks()
     if hasattr(d, "dictionary"):
         used = np.unique(d.indices.drop_null().to_numpy().astype(np.int64))
@@ -113,7 +113,6 @@ def _seat_codes(column, names: dict) -> np.ndarray:
         played = sorted(set(d.drop_null().to_pylist()))
     for name in played:
         names.setdefault(str(name), len(names))
-    return agent_codes(column, names)
 
 
 def load_comparisons(run_dirs) -> Comparisons:
@@ -171,9 +170,9 @@ def load_comparisons(run_dirs) -> Comparisons:
             if unit.max() >= offset[family] + math.ceil(family_deals[family] / width[family]):
                 raise UserError(f"cannot read {p}: deal numbers beyond the {family_deals[family]:,} deals "
                                 "its run folder's manifest schedules")
-            codes = np.stack([_seat_codes(t.column(f"{AGENT}{s}"), names) for s in range(k)], axis=1)
-            pen = np.stack([t.column(f"{PENALTY}{s}").fill_null(-1).to_numpy().astype(np.int64)
-                            for s in range(k)], axis=1)
+            for s in range(k):
+                _add_played(t.column(f"{AGENT}{s}"), names)
+            codes, pen = seat_arrays(t, k, PENALTY, names)
             _add_part(sums, rounds_by_agent, codes, pen, unit, len(names), units)
     agents = sorted(names, key=names.get)
     if len(agents) < 2 or not sums:

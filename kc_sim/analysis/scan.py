@@ -29,8 +29,6 @@ the number of deals, not of batches, is its sample size, as without batching.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pyarrow as pa
 
@@ -106,30 +104,13 @@ def by_lineup(cols: dict):
         yield int(v), {k: a[m] for k, a in cols.items()}
 
 
-def open_run(run_dir) -> RunReader:
-    """A reader of the run folder ``run_dir`` whose manifest is read, or a UserError saying
-    what is wrong."""
-    path = Path(run_dir)
-    if not path.is_dir():
-        raise UserError(f"run folder {path} does not exist (make one with kc-sim tournament --out {path})")
-    reader = RunReader(path)
-    if not reader.has_manifest:
-        raise UserError(f"{path} is not a run folder: it has no {layout.MANIFEST_FILE} "
-                        "(make one with kc-sim tournament --out DIR)")
-    try:
-        reader.manifest
-    except OSError as e:
-        raise UserError(f"cannot read {path / layout.MANIFEST_FILE}: {e}") from None
-    return reader
-
-
 def scan_run(run_dir) -> RunStats:
     """Read a run folder part by part (manifest, round parts, match parts when present) into
     a :class:`RunStats`. A :class:`RunStats` is returned as it is. Raises
     :class:`UserError` when the folder is missing or holds no finished rounds."""
     if isinstance(run_dir, RunStats):
         return run_dir
-    reader = open_run(run_dir)
+    reader = RunReader.open(run_dir)
     path, manifest = reader.path, reader.manifest
     labels, players, config = reader.labels, reader.players, manifest.config
     parts = reader.parts(layout.ROUNDS)

@@ -17,7 +17,7 @@ from kc_sim.core.features import deal_features, expected_features, feature_names
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
 from kc_sim.runs import RunReader, layout
-from kc_sim.runs.schema import AGENT, PENALTY, agent_codes, seat_names, seats_of
+from kc_sim.runs.schema import AGENT, PENALTY, seat_arrays, seat_names
 from kc_sim.stats import pair_deal_scores
 from kc_sim.stats.hist import merge_intervals
 from kc_sim.stats.variates import (
@@ -33,7 +33,7 @@ from kc_sim.stats.variates import (
 from kc_sim.stats.variates import PendingDeals as _Pending
 
 __all__ = ["EXPECTATION_RATIO", "FOLDS", "MIN_EXPECTATION_DEALS", "Adjusted", "FoldStats", "PairAdjusted", "ScoreSample",
-           "adjusted_arrays", "adjusted_mean", "fold_of", "format_adjusted", "pair_indices", "run_adjusted"]
+           "adjusted_arrays", "adjusted_mean", "fold_of", "pair_indices", "run_adjusted"]
 
 #: default expectation deals per played deal (the estimated mu then adds about R^2/10 of
 #: var(y)/N to the variance: a few percent of the gain)
@@ -46,22 +46,9 @@ MIN_EXPECTATION_DEALS = 200_000
 
 
 
-def _read_part(path, index):
-    """(group, seed, dealer, seat agents, penalties, first-round mask) of a round part
-    (verified by the run's reader)."""
-    import pyarrow.parquet as pq  # lazy: pyarrow is slow to import
-
-    names = pq.read_schema(path).names
-    k = seats_of(names)
-    cols = ["group", "seed", "dealer"] + seat_names(AGENT, k) + seat_names(PENALTY, k)
-    if "match_round" in names:
-        cols.append("match_round")
-    t = pq.read_table(path, columns=cols)
-    codes = np.stack([agent_codes(t.column(f"{AGENT}{s}"), index) for s in range(k)], axis=1)
-    pen = np.stack([t.column(f"{PENALTY}{s}").fill_null(-1).to_numpy().astype(np.int64) for s in range(k)], axis=1)
-    if "match_round" in names and t.column("match_round").null_count < t.num_rows:
-        raise UserError(f"{path.parent.parent} played matches: control variates and power need a run of single "
-                        "rounds (kc-sim tournament --rounds)")
+def _columns(t, k: int, index: dict):
+    """(group, seed, dealer, seat agents, penalties) of a round part's table (``k`` seats)."""
+    codes, pen = seat_arrays(t, k, PENALTY, index)
     return (t.column("group").to_numpy().astype(np.int64), t.column("seed").to_numpy().astype(np.int64),
             t.column("dealer").to_numpy().astype(np.int64), codes, pen)
 
@@ -88,15 +75,13 @@ def run_adjusted(run_dir, pairs=None, *, folds: int = FOLDS, expectation_deals: 
     times the run's deals, at least ``MIN_EXPECTATION_DEALS``) on a stream independent of
     the run's deals (``expectation_seed``, default the run seed)."""
     run_dir = Path(run_dir)
-    reader = RunReader(run_dir)
-    if not reader.has_manifest:
-        raise UserError(f"{run_dir} is not a run folder: expected {layout.MANIFEST_FILE} written by kc-sim tournament")
+    reader = RunReader.open(run_dir)
     man = reader.manifest
     if man.mode != "rounds":
         raise UserError(f"{run_dir} played matches: control variates and power need a run of single rounds "
                         "(kc-sim tournament --rounds)")
     labels, players, rules = man.labels, man.config.players, parse_rules(man.config.rules)
-    files = reader.parts()                      # verified: _read_part reads only these
+    files = reader.parts()                      # verified: only these are read
     if not files:
         raise UserError(f"no round parts in {run_dir / layout.ROUNDS}: expected a finished (or partly finished) run")
     pidx = pair_indices(labels, pairs)
@@ -109,8 +94,9 @@ def run_adjusted(run_dir, pairs=None, *, folds: int = FOLDS, expectation_deals: 
     rounds = np.zeros(len(pidx), np.int64)
     index = {n: i for i, n in enumerate(labels)}
     n_rows, deal_ranges = 0, []
-    for path in files:
-        group, seed, dealer, codes, pen = _read_part(path, index)
+    cols = ["group", "seed", "dealer"] + seat_names(AGENT, players) + seat_names(PENALTY, players)
+    for t in reader.tables(columns=cols, paths=files):
+        group, seed, dealer, codes, pen = _columns(t, players, index)
         n_rows += len(group)
         if len(group):
             deal_ranges.append((int(group.min()), int(group.max()) + 1))
@@ -149,15 +135,3 @@ def run_adjusted(run_dir, pairs=None, *, folds: int = FOLDS, expectation_deals: 
     if not out:
         raise UserError(f"no pair of agents met in {run_dir}: expected rounds with two agents dealt in")
     return out
-
-
-def format_adjusted(results: list[PairAdjusted]) -> str:
-    """A table: per pair, the finishes-ahead rate unadjusted and adjusted (95%), R^2 and the factor."""
-    lines = [f"{'pair':28s} {'deals':>9s} {'ahead (95%)':>22s} {'adjusted (95%)':>22s} {'R2':>6s} {'worth':>7s}"]
-    for r in results:
-        e = r.est
-        lo, hi = e.interval(adjusted=False)
-        alo, ahi = e.interval()
-        lines.append(f"{r.a + ' vs ' + r.b:28s} {e.deals:9,d} {100 * e.mean:6.2f}% [{100 * lo:5.2f},{100 * hi:6.2f}] "
-                     f"{100 * e.adj:6.2f}% [{100 * alo:5.2f},{100 * ahi:6.2f}] {e.r2:6.3f} {e.factor:6.2f}x")
-    return "\n".join(lines)

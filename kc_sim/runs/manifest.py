@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kc_sim.errors import UserError
 from kc_sim.runs.layout import MANIFEST_FILE
 
-__all__ = ["FORMAT", "ChunkEntry", "Manifest", "PairStop", "RunConfig", "ScheduleInfo", "StopInfo", "Until",
-           "read_manifest", "read_manifest_json", "run_id"]
+__all__ = ["DEFAULT_ALPHA", "FORMAT", "ChunkEntry", "Manifest", "PairStop", "RunConfig", "ScheduleInfo", "StopInfo",
+           "Until", "read_manifest", "read_manifest_json", "run_id"]
 
 FORMAT = "kc-sim/tournament/2"
+#: the error level of ``--until decided`` when ``--alpha`` is not given (all pairs together)
+DEFAULT_ALPHA = 0.05
 _REBUILD = ("rerun the command that made the run (the same kc-sim tournament ... --out) to rebuild it from the "
             "finished parts")
 
@@ -36,7 +38,7 @@ class Until:
     """What ``--until decided`` was asked with (``config["until"]``): the error level over all
     pairs together, and the half-width that also decides a pair (None: only a separation)."""
 
-    alpha: float = 0.05
+    alpha: float = DEFAULT_ALPHA
     precision: float | None = None
 
     def to_config(self) -> dict:
@@ -47,7 +49,7 @@ class Until:
         if not isinstance(d, dict):
             return None
         precision = d.get("precision")
-        return cls(float(d.get("alpha") or 0.05), None if precision is None else float(precision))
+        return cls(float(d.get("alpha") or DEFAULT_ALPHA), None if precision is None else float(precision))
 
 
 @dataclass(frozen=True)
@@ -257,9 +259,6 @@ class Manifest:
         n = self.schedule.groups_per_lineup if self.schedule is not None else 0
         return n if n > 0 else None
 
-    def chunk(self, index: int) -> ChunkEntry:
-        return self.chunks[index]
-
     def done_chunks(self) -> list[ChunkEntry]:
         return [c for c in self.chunks if c.done]
 
@@ -284,11 +283,10 @@ class Manifest:
 
     @classmethod
     def from_dict(cls, d: dict) -> Manifest:
-        """A manifest from its JSON object; ValueError when it is not one."""
-        config = d.get("config")
-        chunks = d.get("chunks")
-        if not isinstance(config, dict) or not isinstance(chunks, list):
-            raise ValueError("no config or chunks")
+        """A manifest from its JSON object, as :func:`read_manifest_json` returns it (a
+        ``config`` object and a ``chunks`` list, checked there); ValueError when its
+        configuration cannot be read."""
+        config, chunks = d["config"], d["chunks"]
         try:
             cfg = RunConfig.from_dict(config)
         except (KeyError, TypeError, ValueError) as e:
@@ -304,9 +302,6 @@ class Manifest:
                    rounds=None if d.get("rounds") is None else int(d["rounds"]),
                    files=files if isinstance(files, dict) else None, format=str(d.get("format", FORMAT)),
                    raw_config=config)
-
-    def with_config(self, config: RunConfig) -> Manifest:
-        return replace(self, config=config, raw_config=None)
 
 
 def read_manifest_json(run_dir) -> dict:

@@ -28,9 +28,9 @@ import numpy as np
 
 from kc_sim.errors import UserError
 from kc_sim.runs import layout
-from kc_sim.runs.manifest import Manifest, read_manifest, read_manifest_json
+from kc_sim.runs.manifest import Manifest, read_manifest
 from kc_sim.runs.parts import Digests, chunk_identity, to_pandas
-from kc_sim.runs.schema import AGENT, PENALTY, TALLY_KEY, TOTAL, agent_codes, seat_names, seats_of
+from kc_sim.runs.schema import AGENT, PENALTY, TALLY_KEY, TOTAL, seat_arrays, seat_names, seats_of
 from kc_sim.stats import Tally
 
 if TYPE_CHECKING:
@@ -73,6 +73,24 @@ class RunReader:
         self.digests = digests if digests is not None else Digests()
         self._manifest: Manifest | None = None
         self._parts: dict[str, list[Path]] = {}
+
+    @classmethod
+    def open(cls, run_dir) -> RunReader:
+        """A reader of the run folder ``run_dir`` whose manifest is read: the one answer to
+        "is this a run folder?" of the commands that read a finished run; a UserError saying
+        what is wrong (no such folder, no manifest, a manifest that cannot be read)."""
+        path = Path(run_dir)
+        if not path.is_dir():
+            raise UserError(f"run folder {path} does not exist (make one with kc-sim tournament --out {path})")
+        reader = cls(path)
+        if not reader.has_manifest:
+            raise UserError(f"{path} is not a run folder: it has no {layout.MANIFEST_FILE} "
+                            "(make one with kc-sim tournament --out DIR)")
+        try:
+            reader.manifest
+        except OSError as e:
+            raise UserError(f"cannot read {path / layout.MANIFEST_FILE}: {e}") from None
+        return reader
 
     # --- the manifest --------------------------------------------------------------------
 
@@ -133,16 +151,16 @@ class RunReader:
                 raise UserError(f"{run_dir} has no {layout.MANIFEST_FILE}, so its parts cannot be checked; rerun the "
                                 "command that made the run to rebuild it from its parts")
             return on_disk
-        raw = read_manifest_json(run_dir)
-        command = raw.get("command")
-        expected = self._expected(raw, kind)
+        man = self.manifest
+        command = man.command
+        expected = self._expected(man, kind)
         present = {f"{kind}/{p.name}": p for p in on_disk}
         missing = sorted(set(expected) - set(present))
         if missing:
             raise UserError(f"{run_dir}: {listing(missing)} {_is(len(missing))} missing; {_rerun(command, run_dir)} to "
                             f"play {'its' if len(missing) == 1 else 'their'} chunk again")
         extra = sorted(set(present) - set(expected))
-        if extra and raw.get("finished"):
+        if extra and man.finished:
             them = "it" if len(extra) == 1 else "them"
             raise UserError(f"{run_dir}: {listing(extra)} {_is(len(extra))} not part of this run "
                             f"({layout.MANIFEST_FILE} does not list {them}); remove {them}, or {_rerun(command, run_dir)}")
@@ -157,20 +175,14 @@ class RunReader:
             out.append(p)
         return out
 
-    def _expected(self, raw: dict, kind: str) -> dict[str, dict | None]:
+    def _expected(self, man: Manifest, kind: str) -> dict[str, dict | None]:
         """The parts of the chunks done -> their recorded digest (None: not recorded)."""
         expected: dict[str, dict | None] = {}
-        for c in raw["chunks"]:
-            if not isinstance(c, dict) or c.get("state") != "done":
-                continue
-            try:
-                rel = layout.part_rel(kind, int(c.get("index", -1)))
-            except (TypeError, ValueError):
-                continue
-            recorded = c.get("parts")
-            if isinstance(recorded, dict):
-                if rel in recorded:
-                    expected[rel] = recorded[rel]
+        for c in man.done_chunks():
+            rel = layout.part_rel(kind, c.index)
+            if c.parts is not None:
+                if rel in c.parts:
+                    expected[rel] = c.parts[rel]
             elif (self.path / rel).exists():       # an older run: no digests recorded
                 expected[rel] = None
         return expected
@@ -180,11 +192,11 @@ class RunReader:
         checked against the size and sha256 in the manifest when it recorded them."""
         path = self.path / name
         if self.has_manifest:
-            raw = read_manifest_json(self.path)
-            want = (raw.get("files") or {}).get(name)
+            man = self.manifest
+            want = (man.files or {}).get(name)
             if want is not None and path.exists() and self.digests.of(path) != want:
                 raise UserError(f"{self.path}: {name} is damaged (its size or sha256 is not what "
-                                f"{layout.MANIFEST_FILE} recorded); {_rerun(raw.get('command'), self.path)} to write "
+                                f"{layout.MANIFEST_FILE} recorded); {_rerun(man.command, self.path)} to write "
                                 "it again")
         return path
 
@@ -220,11 +232,7 @@ class RunReader:
         for p in self.parts(kind) if paths is None else paths:
             k = seats_of(pq.read_schema(p).names)
             t = pq.read_table(p, columns=seat_names(AGENT, k) + seat_names(values, k) + [extra])
-            codes = np.empty((t.num_rows, k), np.int64)
-            vals = np.empty((t.num_rows, k), np.int64)
-            for s in range(k):
-                codes[:, s] = agent_codes(t.column(f"{AGENT}{s}"), index)
-                vals[:, s] = t.column(f"{values}{s}").fill_null(-1).to_numpy()
+            codes, vals = seat_arrays(t, k, values, index)
             yield codes, vals, t.column(extra).fill_null(-1).to_numpy().astype(np.int64)
 
     def tally(self, names=None, players: int | None = None, n_deals: int | None = None) -> tuple[Tally, int]:

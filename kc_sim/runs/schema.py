@@ -9,7 +9,8 @@ places follow them, so they cannot drift apart:
   :func:`matches_table`), column by column in the order listed here;
 * readers name the columns they read through :func:`seat_names` and the constants
   below, and turn an ``agent_<s>`` column into agent indices with :func:`agent_codes`
-  (the one home of that rule: :class:`kc_sim.runs.RunReader` and every reader of parts).
+  (the one home of that rule: :class:`kc_sim.runs.RunReader` and every reader of parts),
+  a part's agents and values by seat into arrays with :func:`seat_arrays`.
 
 A column listed once with ``per_seat`` is one column per seat: ``agent_0``, ``agent_1``,
 ... (``k`` seats; seats are match seats when matches are played). A ``nullable`` integer
@@ -123,6 +124,19 @@ def agent_codes(column, index: dict) -> np.ndarray:
         return agent_index(col.to_pylist(), index)
     lookup = agent_index(col.dictionary.to_pylist() + [None], index)
     return lookup[col.indices.fill_null(len(lookup) - 1).to_numpy().astype(np.int64)]
+
+
+def seat_arrays(table, k: int, values: str, index: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The per-seat columns of a part's arrow ``table`` (``k`` seats) as two (rows, k) int64
+    arrays: the agent indices by seat (:func:`agent_codes` over ``index``) and ``values<s>``
+    by seat (``penalty_`` or ``total_``), nulls as -1: what every statistic over a part's
+    rows takes."""
+    codes = np.empty((table.num_rows, k), np.int64)
+    vals = np.empty((table.num_rows, k), np.int64)
+    for s in range(k):
+        codes[:, s] = agent_codes(table.column(f"{AGENT}{s}"), index)
+        vals[:, s] = table.column(f"{values}{s}").fill_null(-1).to_numpy()
+    return codes, vals
 
 
 def column_names(columns, k: int) -> list[str]:

@@ -24,6 +24,7 @@ from kc_sim.play.agents.names import parse_agent_list
 from kc_sim.processes.backends import BACKENDS
 from kc_sim.processes.watchfile import DEFAULT_DECISION_TIMEOUT
 from kc_sim.runs import Until
+from kc_sim.runs.manifest import DEFAULT_ALPHA
 from kc_sim.stats.sequential import parse_precision
 
 __all__ = ["SEATING_KINDS", "UNTIL_CHOICES", "TournamentOptions"]
@@ -158,7 +159,7 @@ def parse_until(until, precision=None, alpha=None) -> Until | None:
         return None
     if until not in UNTIL_CHOICES:
         raise UserError(f"bad --until {until!r}: expected decided")
-    a = Until().alpha if alpha is None else float(alpha)
+    a = DEFAULT_ALPHA if alpha is None else float(alpha)
     if not 0 < a < 1:
         raise UserError(f"bad --alpha {alpha}: expected a level between 0 and 1, e.g. 0.05")
     return Until(a, None if precision is None else parse_precision(precision))

@@ -173,7 +173,7 @@ class Run:
                   pool: WorkerPool, t0: float) -> Run:
         """Step 1: the chunks left to play (a resumed run with ``--until`` first replays the
         rule over its stored chunks) and the number of processes that play them."""
-        stopper = Stopper(plan, opts.until, folder.reader()) if opts.until is not None else None
+        stopper = Stopper.of_plan(plan, opts.until, folder.reader()) if opts.until is not None else None
         if stopper is not None:
             stopper.advance(folder.done)           # a resumed run replays the rule over its stored chunks
         skip = set(stopper.beyond()) if stopper is not None and stopper.stopped_at is not None else set()

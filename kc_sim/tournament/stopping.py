@@ -22,13 +22,13 @@ from __future__ import annotations
 import itertools
 import numpy as np
 
-from kc_sim.runs import RunReader, StopInfo, Until, layout
+from kc_sim.errors import UserError
+from kc_sim.runs import RunReader, ScheduleInfo, StopInfo, Until, layout
 from kc_sim.runs.manifest import PairStop
-from kc_sim.runs.schema import AGENT, PENALTY, TOTAL, agent_codes, seat_agents, seat_names
+from kc_sim.runs.schema import AGENT, PENALTY, TOTAL, seat_agents, seat_arrays, seat_names
 from kc_sim.stats.sequential import StopRule
 from kc_sim.stats import pair_deal_scores
 
-DEFAULT_ALPHA = Until().alpha
 #: with --until, chunks are smaller so the rule is checked often (a fifth of the default)
 UNTIL_CHUNK_DIVISOR = 5
 #: the default maximum size with --until: this many times the default size of a run
@@ -43,43 +43,60 @@ def meeting_pairs(lineups) -> list[tuple[int, int]]:
 class Stopper:
     """The rule of the module docstring over one run: fed chunk results as they arrive
     (:meth:`chunk_done`), it takes whole blocks in order (:meth:`advance`) and says after
-    how many blocks the run stops (:attr:`stopped_at`) and why (:attr:`reason`)."""
+    how many blocks the run stops (:attr:`stopped_at`) and why (:attr:`reason`). Made from
+    a run's plan (:meth:`of_plan`) while it plays, or from a stored run (:meth:`of_run`) to
+    feed the rule again with its parts, as the run fed it."""
 
-    def __init__(self, plan, until: Until, reader: RunReader):
-        self.plan = plan
+    def __init__(self, labels, mode: str, schedule: ScheduleInfo, until: Until, reader: RunReader):
+        self.labels = list(labels)
+        self.mode = mode                     # "rounds" or "matches": which parts and values feed the rule
         self.reader = reader                 # the run folder's parts, for a resumed run
-        sched = plan.schedule
-        self.n_lineups = len(sched.lineups)
-        self.blocks = sched.blocks
-        self._chunks = sched.chunks()
-        self.rule = StopRule(meeting_pairs(sched.lineups), until.alpha, until.precision)
+        self.players = schedule.players
+        self.lineups = schedule.lineups
+        self.seatings = schedule.seatings
+        self.n_lineups = len(schedule.lineups)
+        self.blocks = schedule.chunks // self.n_lineups     # chunk i is line-up i % L of block i // L
+        self.rule = StopRule(meeting_pairs(schedule.lineups), until.alpha, until.precision)
         self.taken = 0                       # blocks fed to the rule
         self.stopped_at: int | None = None   # blocks in the run once it stops
         self.reason = ""
         self._held: dict[int, tuple] = {}    # chunk index -> (group, seat_agent, score values)
 
+    @classmethod
+    def of_plan(cls, plan, until: Until, reader: RunReader) -> Stopper:
+        """The rule of a run about to play (:class:`~kc_sim.tournament.plan.Plan`), reading
+        the chunks an earlier run of the same command stored through ``reader``."""
+        return cls(plan.labels, plan.mode, plan.schedule.info(), until, reader)
+
+    @classmethod
+    def of_run(cls, reader: RunReader) -> Stopper:
+        """The rule of a stored run, from its manifest (its ``until``, else the default level)."""
+        m = reader.manifest
+        if m.schedule is None:
+            raise UserError(f"{reader.path}: its {layout.MANIFEST_FILE} records no schedule, so the stopping rule "
+                            "cannot be fed again; rerun the run's command with this kc-sim")
+        return cls(m.labels, m.mode, m.schedule, m.config.until or Until(), reader)
+
     def chunk_done(self, index: int, res) -> None:
         """Keep what the rule needs of a chunk a worker just returned (a
         :class:`~kc_sim.tournament.worker.ChunkResult`)."""
-        lineup = self.plan.schedule.lineups[self._chunks[index].lineup]
-        seatings = self.plan.schedule.seatings
+        lineup = self.lineups[index % self.n_lineups]
         if res.matches is not None:
             m = res.matches
-            self._held[index] = (m["group"], seat_agents(lineup, seatings, m["seating"]), m["total"])
+            self._held[index] = (m["group"], seat_agents(lineup, self.seatings, m["seating"]), m["total"])
         else:
             r = res.rounds
-            self._held[index] = (r["group"], seat_agents(lineup, seatings, r["seating"]), r["penalty"])
+            self._held[index] = (r["group"], seat_agents(lineup, self.seatings, r["seating"]), r["penalty"])
 
     def _read(self, index: int) -> tuple:
-        """What the rule needs of a chunk stored by an earlier (interrupted) run of the same command."""
-        k = self.plan.schedule.players
-        matches = self.plan.mode == "matches"
+        """What the rule needs of a stored chunk (of an earlier, interrupted run of the same
+        command, or of a run fed again)."""
+        k = self.players
+        matches = self.mode == "matches"
         values = TOTAL if matches else PENALTY
         t = self.reader.table(layout.MATCHES if matches else layout.ROUNDS, index,
                               ["group", *seat_names(AGENT, k), *seat_names(values, k)])
-        index_of = {name: i for i, name in enumerate(self.plan.labels)}
-        agents = np.stack([agent_codes(t.column(f"{AGENT}{s}"), index_of) for s in range(k)], axis=1)
-        vals = np.stack([t.column(f"{values}{s}").fill_null(-1).to_numpy() for s in range(k)], axis=1)
+        agents, vals = seat_arrays(t, k, values, {name: i for i, name in enumerate(self.labels)})
         return t.column("group").to_numpy(), agents, vals
 
     def advance(self, done) -> bool:
@@ -95,12 +112,12 @@ class Stopper:
             _, scores, _ = pair_deal_scores(group, agents, values, self.rule.pairs)
             self.rule.update(scores)
             self.taken += 1
-            decision = self.rule.decision(self.plan.labels)
+            decision = self.rule.decision(self.labels)
             if decision.done:
                 self.stopped_at, self.reason = self.taken, decision.reason
         if self.stopped_at is None and self.taken == self.blocks:
             self.stopped_at = self.blocks
-            self.reason = "maximum size reached; " + self.rule.decision(self.plan.labels).reason
+            self.reason = "maximum size reached; " + self.rule.decision(self.labels).reason
         return self.stopped_at is not None
 
     def beyond(self) -> list[int]:
@@ -109,8 +126,8 @@ class Stopper:
 
     def to_manifest(self) -> StopInfo:
         """The stop as the manifest records it."""
-        d = self.rule.decision(self.plan.labels)
-        labels = self.plan.labels
+        d = self.rule.decision(self.labels)
+        labels = self.labels
         return StopInfo(self.stopped_at, d.deals, self.reason,
                         tuple(PairStop((labels[p.pair[0]], labels[p.pair[1]]), p.n, p.mean, p.lo, p.hi, p.status)
                               for p in d.pairs))

@@ -24,7 +24,7 @@ from scipy.stats import t as student_t
 from kc_sim.analysis import scan
 from kc_sim.analysis.compare import compare_runs
 from kc_sim.analysis.experiments.findings import round_diff
-from kc_sim.analysis.scan import open_run, scan_run
+from kc_sim.analysis.scan import scan_run
 from kc_sim.analysis.text import rules_label
 from kc_sim.errors import UserError
 from kc_sim.stats import mean_from_sums, rate_from_sums, sums
@@ -136,7 +136,7 @@ def load_run(run_dir) -> RunData:
 
     if isinstance(run_dir, RunData):
         return run_dir
-    reader = open_run(run_dir)                                # the same checks as the scan
+    reader = RunReader.open(run_dir)                          # the same checks as the scan
     path, manifest, labels, players = reader.path, reader.manifest.to_dict(), reader.labels, reader.players
     config = manifest["config"]
     parts = RunReader(path).parts(layout.ROUNDS)

@@ -41,16 +41,12 @@ from kc_sim.analysis.experiments.schema import RunSpec
 from kc_sim.analysis.experiments.tables import md_table
 from kc_sim.analysis.text import fmt_num, fmt_pct
 from kc_sim.errors import UserError
-from kc_sim.stats import pair_deal_scores, wilson_scalar
-from kc_sim.runs import PairStop, RunReader, Until, layout, read_manifest
-from kc_sim.runs.schema import AGENT, PENALTY, agent_codes, seat_names
-from kc_sim.stats.sequential import (
-    StopRule,
-    fixed_n_for_halfwidth,
-    normal_quantile_two_sided,
-)
+from kc_sim.stats import wilson_scalar
+from kc_sim.runs import PairStop, RunReader, read_manifest
+from kc_sim.runs.manifest import DEFAULT_ALPHA
+from kc_sim.stats.sequential import fixed_n_for_halfwidth, normal_quantile_two_sided
 from kc_sim.tournament.plan import DEFAULT_ROUNDS
-from kc_sim.tournament.stopping import DEFAULT_ALPHA, meeting_pairs
+from kc_sim.tournament.stopping import Stopper
 
 #: the stop kinds, in table order
 STOP_KINDS = ("separated", "precise", "separated + precise", "maximum size")
@@ -125,30 +121,14 @@ class PairReplay:
 def replay(folder) -> list[PairReplay]:
     """The stopping rule of :mod:`kc_sim.tournament.stopping` fed again with the stored
     parts of a run, block by block in chunk-index order (block ``b`` = chunks ``b L ..
-    b L + L - 1`` for ``L`` line-ups), exactly as the run fed it; one block is read at a time,
-    so memory does not grow with the run. Returns every meeting pair's sequence."""
+    b L + L - 1`` for ``L`` line-ups), exactly as the run fed it
+    (:meth:`~kc_sim.tournament.stopping.Stopper.of_run`); one block is read at a time, so
+    memory does not grow with the run. Returns every meeting pair's sequence."""
     reader = RunReader(folder)
-    cfg = reader.manifest.config
-    until = cfg.until or Until()
-    labels, k = list(cfg.labels), cfg.players
-    n_lineups = len(cfg.lineups)
-    pairs = meeting_pairs(cfg.lineups)
-    rule = StopRule(pairs, until.alpha, until.precision)
-    index_of = {name: i for i, name in enumerate(labels)}
-    done = sorted(c.index for c in reader.manifest.done_chunks())
-    blocks: dict[int, list[int]] = {}
-    for i in done:
-        blocks.setdefault(i // n_lineups, []).append(i)
-    for b in sorted(blocks):
-        group, agents, values = [], [], []
-        for i in blocks[b]:
-            t = reader.table(layout.ROUNDS, i, ["group", *seat_names(AGENT, k), *seat_names(PENALTY, k)])
-            group.append(t.column("group").to_numpy())
-            agents.append(np.stack([agent_codes(t.column(f"{AGENT}{s}"), index_of) for s in range(k)], 1))
-            values.append(np.stack([t.column(f"{PENALTY}{s}").fill_null(-1).to_numpy() for s in range(k)], 1))
-        _, scores, _ = pair_deal_scores(np.concatenate(group), np.concatenate(agents), np.concatenate(values),
-                                        rule.pairs)
-        rule.update(scores)
+    stopper = Stopper.of_run(reader)
+    done = {c.index for c in reader.manifest.done_chunks()}
+    stopper.advance(done.__contains__)
+    rule, labels = stopper.rule, stopper.labels
     out = []
     for (a, b), cs in zip(rule.pairs, rule.sequences):
         mean, lo, hi = cs.interval()
