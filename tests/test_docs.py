@@ -146,7 +146,7 @@ def test_tally_metadata_key_and_fields_are_documented(round_schema):
 def test_record_fields_and_format_name_are_documented():
     from kc_sim.records.check import REQUIRED, RULE_SWITCHES
     from kc_sim.records.format import FORMAT
-    from kc_sim.tournament.run import FORMAT as RUN_FORMAT
+    from kc_sim.runs import FORMAT as RUN_FORMAT
 
     doc = _text(FORMATS_DOC)
     words = _code_words(doc)

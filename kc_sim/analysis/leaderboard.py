@@ -231,6 +231,12 @@ def format_leaderboard(df) -> str:
 SHOW_CYCLES = 8
 
 
+def excludes_half(lo: float, hi: float) -> bool:
+    """Whether a share's 95% interval excludes 50% (the ``*`` of the pairwise matrix, here
+    and in the report's)."""
+    return lo > 0.5 or hi < 0.5
+
+
 def _pct(x: float, signed: bool = False, digits: int = 1) -> str:
     return "n/a" if x is None or math.isnan(x) else (f"{100 * x:+.{digits}f}" if signed else f"{100 * x:.{digits}f}")
 
@@ -256,7 +262,7 @@ def format_metagame(df, meta: Metagame) -> str:
             elif r is None:
                 cells.append(f"{'.':>6s}")
             else:
-                mark = "*" if (r.share_lo > 0.5 or r.share_hi < 0.5) else " "
+                mark = "*" if excludes_half(r.share_lo, r.share_hi) else " "
                 cells.append(f"{_pct(r.share):>5s}{mark}")
         lines.append(f"{i:>2d} {a:{width}s} " + " ".join(cells))
     cycles = meta.cycles

@@ -60,7 +60,7 @@ def position_name(p: int, k: int) -> str:
     return f"{p + 1}" + (" (first)" if p == 0 else " (last)" if p == k - 1 else "")
 
 
-# --- tables (plain lists: the report and the experiments share them) --------------------
+# --- tables (plain lists: header and rows) ----------------------------------------------
 
 def agents_table(data: RunStats):
     header = ["agent", "rounds", "win rate [95% CI]", "mean penalty [95% CI]"]

@@ -33,8 +33,6 @@ from kc_sim.stats.run_stats import RunStats
 
 #: the differences the Power section sizes a run for (finishes-ahead rate, fraction)
 POWER_DIFFS = (0.005, 0.01)
-#: intransitive cycles listed in the report (the rest are counted)
-SHOW_CYCLES = 8
 
 
 @dataclass
@@ -91,16 +89,13 @@ def research(data: RunStats, bootstrap: int | None = None, seed: int = 0, diffs=
     return out
 
 
-def _mark(lo: float, hi: float) -> str:
-    """`` *`` when the interval excludes 50%."""
-    return " *" if (lo > 0.5 or hi < 0.5) else ""
-
-
 def pairwise_table(df):
     """The pairwise finishes-ahead matrix of a leaderboard (rows and columns in rating
     order): the row agent's share against the column agent with its 95% interval (two
     decimals: large runs resolve tenths of a point), ``*``
     where the interval excludes 50%, ``.`` where they never met."""
+    from kc_sim.analysis.leaderboard import excludes_half  # lazy: as in research()
+
     meta = df.attrs["metagame"]
     agents = df["agent"].astype(str).tolist()
     cell = {(r.agent, r.opponent): r for r in meta.pairs.itertuples(index=False)}
@@ -111,7 +106,8 @@ def pairwise_table(df):
         for b in agents:
             r = cell.get((a, b))
             row.append("-" if a == b else "." if r is None else
-                       fmt_pct(r.share, r.share_lo, r.share_hi, digits=2) + _mark(r.share_lo, r.share_hi))
+                       fmt_pct(r.share, r.share_lo, r.share_hi, digits=2)
+                       + (" *" if excludes_half(r.share_lo, r.share_hi) else ""))
         rows.append(row)
     return header, rows
 
@@ -137,8 +133,10 @@ def ratings_table(df):
 
 
 def cycles_lines(df) -> list[str]:
-    """One line per intransitive cycle (at most :data:`SHOW_CYCLES`, then a count), or the
-    single line "none ..."."""
+    """One line per intransitive cycle (at most
+    :data:`~kc_sim.analysis.leaderboard.SHOW_CYCLES`, then a count), or the single line "none ..."."""
+    from kc_sim.analysis.leaderboard import CYCLES_FILE, SHOW_CYCLES  # lazy: as in research()
+
     cycles = df.attrs["metagame"].cycles
     if len(cycles) == 0:
         return ["none: no agents beat each other in a ring (a > b > c > a)"]
@@ -151,7 +149,7 @@ def cycles_lines(df) -> list[str]:
         lines.append(f"{r.cycle}: {steps}; {'SIGNIFICANT' if r.significant else 'not significant'}{support}")
     if len(cycles) > SHOW_CYCLES:
         lines.append(f"... {len(cycles) - SHOW_CYCLES} more (kc-sim leaderboard RUN_DIR writes them all to "
-                     "leaderboard_cycles.parquet)")
+                     f"{CYCLES_FILE})")
     return lines
 
 

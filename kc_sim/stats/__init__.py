@@ -44,14 +44,13 @@ from kc_sim.stats.run_stats import RunStats
 from kc_sim.stats.sums import MAX_BATCHES, Deals, Sums, batch_width, deal_index
 from kc_sim.stats.tally import (
     Tally,
-    agent_codes,
     seat_columns,
     summarize,
     tally_matches,
     tally_rounds,
 )
 
-__all__ = ["MAX_BATCHES", "Z95", "Deals", "RunStats", "Sums", "Tally", "agent_codes", "ahead", "ahead_of", "batch_width", "beat_from_sums",
+__all__ = ["MAX_BATCHES", "Z95", "Deals", "RunStats", "Sums", "Tally", "ahead", "ahead_of", "batch_width", "beat_from_sums",
            "cluster_mean", "cluster_rate", "cluster_sums", "deal_index", "difference_of_independent", "mean_from_sums",
            "no_variation", "pair_deal_scores", "rate_from_sums", "se_from_sums", "seat_columns", "seat_pairs", "summarize",
            "t_of", "tally_matches", "tally_rounds", "wilson_scalar", "z_of"]

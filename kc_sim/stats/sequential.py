@@ -78,7 +78,6 @@ from kc_sim.errors import UserError
 
 ETA = 2.0
 S = 1.4
-STATUSES = ("separated", "precise", "open")
 STATE_FORMAT = "kc-sim/sequential/1"
 
 

@@ -354,7 +354,7 @@ def seat_columns(df: pd.DataFrame, prefix: str) -> list[str]:
     return cols
 
 
-def agent_codes(df: pd.DataFrame, names) -> np.ndarray:
+def _agent_codes(df: pd.DataFrame, names) -> np.ndarray:
     """``agent_<seat>`` columns as agent indices into ``names`` (n rows x seats)."""
     index = {n: i for i, n in enumerate(names)}
     cols = seat_columns(df, "agent_")
@@ -376,7 +376,7 @@ def _groups(df: pd.DataFrame) -> np.ndarray:
 def tally_rounds(df: pd.DataFrame, names, tally: Tally | None = None) -> Tally:
     """Add a rounds dataframe (``group``, ``agent_<s>``, ``penalty_<s>``, ``winner``) to a
     tally (a new one batching its deals, by default)."""
-    codes = agent_codes(df, names)
+    codes = _agent_codes(df, names)
     group = _groups(df)
     if tally is None:
         n_deals = int(group.max()) + 1 if len(group) else 1
@@ -390,7 +390,7 @@ def tally_rounds(df: pd.DataFrame, names, tally: Tally | None = None) -> Tally:
 
 def tally_matches(df: pd.DataFrame, names, tally: Tally) -> Tally:
     """Add a matches dataframe (``group``, ``agent_<s>``, ``total_<s>``, ``winners``) to a tally."""
-    codes = agent_codes(df, names)
+    codes = _agent_codes(df, names)
     total = df[seat_columns(df, "total_")].to_numpy(dtype=np.int64)
     group = _groups(df)
     tally.add_matches(group, codes, total, df["winners"].to_numpy(dtype=np.int64), count_deals=False)

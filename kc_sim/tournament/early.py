@@ -7,30 +7,35 @@ heavy is imported (:func:`start_early`), so their start overlaps its own: each w
 first imports what every chunk needs and loads numba's registries (:func:`preload`) while
 this process imports and plans.
 
-Light on purpose: imported by the command line before numba (the sizes, the pool and
-joblib only).
+Light on purpose: imported by the command line before numba (the sizes, the compile cache's
+folder, the pool and joblib only; the options only for their type).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kc_sim.core.cache import configure
 from kc_sim.processes.pool import WorkerPool
-from kc_sim.tournament.options import TournamentOptions
-from kc_sim.tournament.sizes import CHUNK_ROUNDS, ROUNDS_PER_MATCH, ROUNDS_PER_WORKER
+from kc_sim.tournament.sizes import CHUNK_ROUNDS, ROUNDS_PER_MATCH, processes_paid
+
+if TYPE_CHECKING:
+    from kc_sim.tournament.options import TournamentOptions
 
 __all__ = ["preload", "run_pool", "start_early", "workers_likely"]
 
 
 def workers_likely(opts: TournamentOptions) -> bool:
-    """Whether a run will surely want worker processes, known before its plan: ``--jobs``
-    above 1 and more than a chunk to play, or by default at least two workers' worth of
-    compiled rounds."""
+    """Whether a run will surely want worker processes, known before its plan (the rule of
+    :func:`~kc_sim.tournament.sizes.processes_paid`): ``--jobs`` above 1 and more than a chunk
+    to play, or by default at least two workers' worth of compiled rounds."""
     units = opts.rounds if opts.rounds is not None else (opts.matches or 0) * ROUNDS_PER_MATCH
-    if opts.processes < 2 or not units:
+    if not units:
         return False
-    if opts.jobs is not None and int(opts.jobs) != -1:
-        return units > CHUNK_ROUNDS
-    return units >= 2 * ROUNDS_PER_WORKER[True]
+    # before the plan: more than a chunk's rounds is at least two chunks; compiled agents need
+    # the most rounds per worker; whole workers' worth only (sizes.processes_paid)
+    chunks = 2 if units > CHUNK_ROUNDS else 1
+    return processes_paid(opts.processes, opts.jobs_given, chunks, units, compiled=True, surely=True) >= 2
 
 
 def preload() -> None:

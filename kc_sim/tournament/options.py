@@ -138,9 +138,14 @@ class TournamentOptions:
         return min(len(self.agents), 4, parse_rules(self.rules).max_players)
 
     @property
+    def jobs_given(self) -> bool:
+        """Whether ``jobs`` names a number of processes (None or -1: the default, every core)."""
+        return self.jobs is not None and int(self.jobs) != -1
+
+    @property
     def processes(self) -> int:
         """The playing processes ``jobs`` asks for (None or -1: every core)."""
-        return os.cpu_count() or 1 if self.jobs is None or int(self.jobs) == -1 else int(self.jobs)
+        return int(self.jobs) if self.jobs_given else os.cpu_count() or 1
 
 
 def _seconds(value) -> float:

@@ -1,4 +1,5 @@
-"""A tournament's configuration: checking the input, agent labels, the default folder.
+"""A tournament's configuration: agents loaded and sorted, labels, the default folder (the
+options are checked before, by :class:`~kc_sim.tournament.options.TournamentOptions`).
 
 :func:`make_plan` turns what a user asks for (agents, seats, size, rules, seed) into a
 :class:`Plan`: the configuration that the manifest stores and that resuming compares,

@@ -32,9 +32,9 @@ from kc_sim.tournament.worker import ChunkTask
 
 __all__ = ["stalled"]
 
-# the shared block: a header of int64 words (the first is processes.rederive's READY), then
+# the shared block: a header of int64 words (the first is processes.rederive's READY, set by the
+# child once it has started), then
 # the loop's memory block (state | log | ...)
-H_READY = READY                 # set by the child once it has started
 H_LOOPS, H_MATCHES, H_ROUND, H_SEED, H_K, H_DEALER, H_MAP = range(READY + 1, READY + 8)
 HEADER = H_MAP + layout.MAX_SEATS
 
@@ -131,7 +131,7 @@ def _shared_loop(view):
             self.log = block[python_loop.B_LOG:python_loop.B_LOG + python_loop.LOG_SIZE]
             self._seated = None
             view[H_LOOPS] += 1
-            view[H_MATCHES], view[H_ROUND], view[H_READY] = 0, -1, 1
+            view[H_MATCHES], view[H_ROUND], view[READY] = 0, -1, 1
 
         def new_match(self):
             view[H_MATCHES] += 1

@@ -33,25 +33,24 @@ from pathlib import Path
 
 from kc_sim.errors import UserError
 from kc_sim.play.driver import runner
-from kc_sim.runs import FORMAT, RunFolder, layout
+from kc_sim.runs import RunFolder, layout
 from kc_sim.runs.lock import notice
 from kc_sim.runs.parts import import_part_libraries
 from kc_sim.stats import Tally
-from kc_sim.processes.backends import BACKENDS, Job, WorkerLost, executor
+from kc_sim.processes.backends import Job, WorkerLost, executor
 from kc_sim.processes.pool import WorkerPool
 from kc_sim.processes.watch import RunWatch
 from kc_sim.tournament.early import run_pool, start_early
 from kc_sim.tournament.game_records import write_tournament_records
 from kc_sim.tournament.plan import Plan, make_plan
-from kc_sim.tournament.sizes import ROUNDS_PER_MATCH, ROUNDS_PER_WORKER
+from kc_sim.tournament.sizes import ROUNDS_PER_MATCH, processes_paid
 from kc_sim.tournament.rederive import stalled
 from kc_sim.tournament.options import TournamentOptions
 from kc_sim.tournament.stopping import Stopper
 from kc_sim.tournament.storing import ChunkWriter
 from kc_sim.tournament.worker import ChunkResult, ChunkTask, RunSetup, chunk_tally, play_chunk, run_chunk, warm
 
-__all__ = ["BACKENDS", "FORMAT", "Interrupted", "Run", "RunResult", "WorkerLost", "check_run_folder",
-           "make_plan", "run_tournament"]
+__all__ = ["Interrupted", "Run", "RunResult", "check_run_folder", "run_tournament"]
 
 
 
@@ -89,11 +88,8 @@ def size_workers(opts: TournamentOptions, plan: Plan, pending) -> int:
     """Processes playing the chunks ``pending`` (this one and the workers): ``--jobs`` when
     given (at most one per chunk); by default every core, but no more than the work pays for
     (a 100,000-round run of compiled agents plays in this process alone)."""
-    if opts.jobs is not None and int(opts.jobs) != -1:
-        return max(1, min(opts.processes, len(pending)))
     rounds = sum(c.units for c in pending) * (1 if plan.mode == "rounds" else ROUNDS_PER_MATCH)
-    per_worker = ROUNDS_PER_WORKER[all(s.compiled for s in plan.specs)]
-    return max(1, min(opts.processes, len(pending), -(-rounds // per_worker)))
+    return processes_paid(opts.processes, opts.jobs_given, len(pending), rounds, all(s.compiled for s in plan.specs))
 
 
 def run_tournament(options=None, *, pool: WorkerPool | None = None, on_chunk=None, started: float | None = None,

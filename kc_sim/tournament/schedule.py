@@ -49,7 +49,7 @@ from kc_sim.runs import ChunkSpec, ScheduleInfo
 
 #: round-table orders for 5 to 8 seats in which every ordered pair of positions (a, b)
 #: is neighbours (b right after a) equally often: for a prime k the orders i -> i + d
-#: (d = 1 .. k-1); for 6 and 8 seats found by a computer search (tests/tournament/test_schedule.py
+#: (d = 1 .. k-1); for 6 and 8 seats found by a computer search (tests/tournament/test_seating.py
 #: checks the balance). Six seats need two passes: no set of 5 orders covers each pair once.
 ROUND_TABLES = {
     5: tuple(tuple(d * i % 5 for i in range(5)) for d in range(1, 5)),

@@ -3,7 +3,8 @@
 Rule: a run is cut into chunks of :data:`CHUNK_ROUNDS` rounds (:data:`CHUNK_MATCHES`
 matches), the unit a process plays, stores and resumes by; a worker process costs about a
 second to start and load the compiled code, so the default ``--jobs`` gives each one at least
-:data:`ROUNDS_PER_WORKER` rounds.
+:data:`ROUNDS_PER_WORKER` rounds (:func:`processes_paid`, the one rule of how many processes a
+run pays for, before its plan and once planned).
 
 No imports on purpose: the schedule (which cuts the chunks) and the light module that starts
 workers early (:mod:`kc_sim.tournament.early`, loaded by the command line before numba) both
@@ -23,3 +24,19 @@ ROUNDS_PER_MATCH = 5
 #: rounds per second per process assumed for compiled agents before a process has timed a
 #: chunk of them (a tenth of greedy self-play): the stall watchdog's first chunk limit
 PRIOR_RATE = 30_000.0
+
+
+def processes_paid(processes: int, jobs_given: bool, chunks: int, rounds: int, compiled: bool,
+                   surely: bool = False) -> int:
+    """How many processes (this one and its workers) a run of ``chunks`` chunks and about
+    ``rounds`` rounds pays for, out of ``processes``: with ``--jobs`` given, all of them, at
+    most one per chunk; by default also no more than one per :data:`ROUNDS_PER_WORKER`
+    rounds (``compiled``: every agent compiled), counted up. ``surely``: count only whole
+    workers' worth, for what is known before the plan (the plan's count is then at least as
+    many)."""
+    if jobs_given:
+        return max(1, min(processes, chunks))
+    per_worker = ROUNDS_PER_WORKER[compiled]
+    worth = rounds // per_worker if surely else -(-rounds // per_worker)
+    return max(1, min(processes, chunks, worth))
+

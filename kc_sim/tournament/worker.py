@@ -177,10 +177,16 @@ def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=Non
     return compact_rounds(rows, k, group, seating)
 
 
+def match_id(task: ChunkTask, group, seating):
+    """The id of the match of deal ``group`` in seating ``seating`` of the task's line-up,
+    unique in the run: ``(lineup * groups + group) * seatings + seating`` (docs/formats.md)."""
+    return (task.lineup * task.setup.groups_per_lineup + group) * len(task.seating_list()) + seating
+
+
 def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=None,
                  loop_class=None) -> tuple[dict, dict]:
     """Whole matches for every seating of every group; round rows ordered by match id,
-    match rows group by group. Match id = (lineup * groups + group) * seatings + seating."""
+    match rows group by group, numbered by :func:`match_id`."""
     seatings = task.seating_list()
     k, S, G = len(agents), len(seatings), len(seeds)
     round_parts, seat_parts, match_rows = [], [], np.empty((S, G, loop.MATCH_COLS), dtype=np.int64)
@@ -195,15 +201,14 @@ def _match_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=Non
     rows = np.concatenate(round_parts)
     seating = np.concatenate(seat_parts)
     group = task.start + rows[:, loop.C_MATCH]
-    rows[:, loop.C_MATCH] = (task.lineup * task.setup.groups_per_lineup + group) * S + seating
+    rows[:, loop.C_MATCH] = match_id(task, group, seating)
     order = np.lexsort((rows[:, loop.C_MATCH_ROUND], rows[:, loop.C_MATCH]))
     rounds = compact_rounds(rows[order], k, group[order], seating[order])
 
     mrows = match_rows.transpose(1, 0, 2).reshape(G * S, loop.MATCH_COLS)
     mgroup = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), S)
     mseat = np.tile(np.arange(S, dtype=np.int64), G)
-    gpl = task.setup.groups_per_lineup
-    matches = compact_matches(mrows, k, mgroup, mseat, (task.lineup * gpl + mgroup) * S + mseat)
+    matches = compact_matches(mrows, k, mgroup, mseat, match_id(task, mgroup, mseat))
     return rounds, matches
 
 

@@ -201,7 +201,7 @@ def _h2h_section(exp, specs, datas):
 
 def round_diff(d1, d2, value: str, paired: bool):
     """(difference, lo, hi) of a per-round mean of two runs (``value`` of
-    :data:`kc_sim.analysis.scan.ROUND_VALUES`): paired by deal when the runs played the same deals
+    :data:`kc_sim.stats.run_stats.ROUND_VALUES`): paired by deal when the runs played the same deals
     (the per-batch sums of both runs share their batches, so S1 - S2 are the per-batch sums
     of the round-by-round differences), else as independent estimates."""
     (s1, n1), (s2, n2) = d1.round_sums(value), d2.round_sums(value)

@@ -114,7 +114,7 @@ class RunSpec:
 
     @property
     def until_args(self) -> dict:
-        """The early-stopping arguments of :func:`kc_sim.tournament.run_tournament`."""
+        """The early-stopping arguments of :meth:`kc_sim.tournament.options.TournamentOptions.create`."""
         return {"until": self.until, "precision": self.precision, "alpha": self.alpha}
 
     def scaled(self, scale: float) -> "RunSpec":
