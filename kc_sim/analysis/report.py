@@ -49,6 +49,7 @@ from kc_sim.analysis.text import fmt_num, fmt_pct
 from kc_sim.errors import UserError
 from kc_sim.play.agents.names import base_label
 from kc_sim.runs import Manifest
+from kc_sim.runs.schema import AGENT, PENALTY, seat_arrays, seat_names
 from kc_sim.support.atomic import write_text_atomic
 
 REPORT_FILE = "report.html"
@@ -168,7 +169,6 @@ def _part_candidates(t, players: int, labels: list[str], lineup: int, keep: int)
     """The ``keep`` deals of one line-up's rows of a part (consecutive groups) with the
     widest ranges, each with its best and worst seating (numpy over the part's columns)."""
     import numpy as np
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     group = t.column("group").to_numpy(zero_copy_only=False).astype(np.int64)
@@ -179,10 +179,9 @@ def _part_candidates(t, players: int, labels: list[str], lineup: int, keep: int)
     n_g, n_a = int(group.max()) - g0 + 1, len(labels)
     lo = np.full(n_g * n_a, np.iinfo(np.int64).max)
     hi = np.full(n_g * n_a, -1)
-    value_set = pa.array(labels)
+    codes, pens = seat_arrays(t, players, PENALTY, {name: i for i, name in enumerate(labels)})
     for s in range(players):
-        code = pc.fill_null(pc.index_in(t.column(f"agent_{s}"), value_set=value_set), -1).to_numpy(zero_copy_only=False)
-        pen = pc.fill_null(t.column(f"penalty_{s}"), -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        code, pen = codes[:, s], pens[:, s]
         m = ok & (code >= 0) & (pen >= 0)
         key = (group[m] - g0) * n_a + code[m]
         np.minimum.at(lo, key, pen[m])
@@ -196,7 +195,7 @@ def _part_candidates(t, players: int, labels: list[str], lineup: int, keep: int)
         rows = t.take(np.flatnonzero((group == g) & ok)).to_pylist()
 
         def pen_of(row):
-            return next(row[f"penalty_{s}"] for s in range(players) if row[f"agent_{s}"] == agent)
+            return next(row[f"{PENALTY}{s}"] for s in range(players) if row[f"{AGENT}{s}"] == agent)
         rows.sort(key=lambda r: (pen_of(r), r["seating"]))
         out.append(SampleDeal(lineup, g, int(spread[gi]), agent, [rows[0], rows[-1]]))
     return out
@@ -215,7 +214,7 @@ def sample_deals(run_dir, players: int, labels: list[str], per_lineup: int = 1,
     reader = RunReader(run_dir)
     best: dict[int, list[SampleDeal]] = {}
     cols = ["lineup", "group", "seating", "seed", "dealer", "match", "match_round",
-            *[f"agent_{s}" for s in range(players)], *[f"penalty_{s}" for s in range(players)]]
+            *seat_names(AGENT, players), *seat_names(PENALTY, players)]
     for p in reader.parts(layout.ROUNDS):
         names = set(pq.read_schema(p).names)
         t = next(reader.tables(columns=[c for c in cols if c in names], paths=[p]))
@@ -234,23 +233,21 @@ def sample_deals(run_dir, players: int, labels: list[str], per_lineup: int = 1,
 def _replay_rows(data: RunStats, deal: SampleDeal) -> list[tuple[str, dict]]:
     """Play the deal's two seatings again from their seeds with the run's agents; returns
     (heading, replay document) per seating."""
-    from kc_sim.play.recording.recorded import record_round
+    # lazy: the agents, the core and the play layer only when replays are drawn
     from kc_sim.play.agents.registry import load_agents
     from kc_sim.play.seeing import replay_doc
+    from kc_sim.tournament.game_records import row_record
 
     config = data.manifest.config
     by_label = dict(zip(config.labels, load_agents(list(config.agents))))
     out = []
     for row in deal.rows:
-        labels = [row[f"agent_{s}"] for s in range(data.players)]
-        seat_map = [s for s in range(data.players) if row[f"penalty_{s}"] is not None]
-        rec = record_round([by_label[x] for x in labels], row["seed"], data.rules,
-                           dealer=seat_map.index(row["dealer"]), seat_map=seat_map, round=row["group"])
-        rec["players"] = [labels[s] for s in seat_map]
-        ran = [row[f"penalty_{s}"] for s in seat_map]
+        # a first round of a match too is recorded as a single round (match 0, round = its deal)
+        rec, labels, seat_map = row_record(row, by_label, data.rules, data.players, as_match=False)
+        ran = [row[f"{PENALTY}{s}"] for s in seat_map]
         seat = next(s for s in seat_map if labels[s] == deal.agent)
         head = (f"deal {deal.group}, seating {row['seating']}: {deal.agent} in seat {seat_map.index(seat)} "
-                f"takes penalty {row[f'penalty_{seat}']}; penalties by seat {' '.join(map(str, ran))}")
+                f"takes penalty {row[f'{PENALTY}{seat}']}; penalties by seat {' '.join(map(str, ran))}")
         if rec["result"]["penalties"] != ran:
             head += (f" (this replay gives {' '.join(map(str, rec['result']['penalties']))}: "
                      "an agent did not play the same way again)")
@@ -292,7 +289,7 @@ def replays_html(data: RunStats, per_lineup: int = 1, lineups: int = REPLAY_LINE
         for d in deals:
             lus = data.lineups
             names = (" / ".join(data.labels[i] for i in lus[d.lineup]) if d.lineup < len(lus) else
-                     " / ".join(str(d.rows[0][f"agent_{s}"]) for s in range(data.players)))
+                     " / ".join(str(d.rows[0][f"{AGENT}{s}"]) for s in range(data.players)))
             parts.append(f"<h3>Line-up {d.lineup}: {esc(names)}: deal {d.group} (ranges sum to {d.spread})</h3>")
             for i, (head, doc) in enumerate(_replay_rows(data, d)):
                 parts.append(replay_block(doc, f"replay-{d.lineup}-{d.group}-{i}", heading=head))

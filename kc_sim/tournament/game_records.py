@@ -8,12 +8,34 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kc_sim.play.recording.recorded import record_round
 from kc_sim.records.format import write_records
 from kc_sim.runs import RunReader, layout
 from kc_sim.runs.schema import AGENT, PENALTY, RECORD_COLUMNS, seat_names
-from kc_sim.tournament.plan import Plan
+
+if TYPE_CHECKING:
+    from kc_sim.tournament.plan import Plan
+
+
+def row_record(row: dict, by_label: dict, rules, players: int, *, as_match: bool = True,
+               fault_dir=None) -> tuple[dict, list[str], list[int]]:
+    """A round part's row (a dict of :data:`~kc_sim.runs.schema.RECORD_COLUMNS`,
+    ``agent_<s>`` and ``penalty_<s>``) played again from its seed by the agents of
+    ``by_label`` (label -> agent spec) with the event log on: ``(record, labels by seat,
+    seats dealt in)``. A round of a match is recorded with its match id and round in the
+    match (unless ``as_match`` is False); a single round with ``match`` 0 and ``round`` =
+    its group (deal number). The one home of turning a part's row into a game record
+    (``tournament --records`` and the report's sample rounds)."""
+    labels = [row[f"{AGENT}{s}"] for s in range(players)]
+    seat_map = [s for s in range(players) if row[f"{PENALTY}{s}"] is not None]
+    in_match = as_match and row["match"] is not None
+    rec = record_round([by_label[x] for x in labels], row["seed"], rules, dealer=seat_map.index(row["dealer"]),
+                       seat_map=seat_map, match=row["match"] if in_match else 0,
+                       round=row["match_round"] if in_match else row["group"], fault_dir=fault_dir)
+    rec["players"] = [labels[s] for s in seat_map]
+    return rec, labels, seat_map
 
 
 def _record_rows(plan: Plan, reader: RunReader, k: int):
@@ -45,14 +67,6 @@ def write_tournament_records(plan: Plan, reader: RunReader, k: int) -> Path:
 
     def gen():
         for row in _record_rows(plan, reader, k):
-            labels = [row[f"{AGENT}{s}"] for s in range(plan.schedule.players)]
-            seat_map = [s for s in range(plan.schedule.players) if row[f"{PENALTY}{s}"] is not None]
-            in_match = row["match"] is not None
-            rec = record_round([by_label[x] for x in labels], row["seed"], plan.rules,
-                                      dealer=seat_map.index(row["dealer"]), seat_map=seat_map,
-                                      match=row["match"] if in_match else 0,
-                                      round=row["match_round"] if in_match else row["group"], fault_dir=faults)
-            rec["players"] = [labels[s] for s in seat_map]
-            yield rec
+            yield row_record(row, by_label, plan.rules, plan.schedule.players, fault_dir=faults)[0]
 
     return write_records(plan.out / layout.RECORDS_FILE, gen())
