@@ -35,7 +35,7 @@ import pyarrow as pa
 from kc_sim.analysis.run_stats import RunStats
 from kc_sim.errors import UserError
 from kc_sim.runs import RunReader, layout
-from kc_sim.runs.schema import AGENT, PENALTY, TOTAL, agent_codes, seat_names
+from kc_sim.runs.schema import AGENT, PENALTY, TOTAL, agent_codes, seat_arrays, seat_names
 from kc_sim.stats.sums import batch_width
 
 # --- reading ------------------------------------------------------------------------------
@@ -69,12 +69,12 @@ def round_columns(players: int, extra=()) -> list[str]:
 def round_arrays(t, players: int, index: dict) -> dict:
     """The columns of a part of rounds as int64 arrays (nulls as -1; ``end`` as
     ``blocked``; agent names as codes of ``index``; by seat as (rows, players))."""
+    agent, penalty = seat_arrays(t, players, PENALTY, index)
     return {
         "lineup": int_column(t, "lineup", 0), "group": int_column(t, "group"),
         "first": int_column(t, "first", 0), "winner": int_column(t, "winner"), "blocked": _blocked(t),
         "turns": int_column(t, "turns", 0), "actions": int_column(t, "actions", 0),
-        "agent": np.stack([_codes(t, f"{AGENT}{s}", index) for s in range(players)], axis=1),
-        "penalty": np.stack([int_column(t, f"{PENALTY}{s}") for s in range(players)], axis=1),
+        "agent": agent, "penalty": penalty,
     }
 
 

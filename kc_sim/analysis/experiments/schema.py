@@ -63,8 +63,7 @@ from pathlib import Path
 from kc_sim.errors import UserError
 from kc_sim.play.agents.registry import parse_agent_list
 from kc_sim.stats.sequential import parse_precision
-from kc_sim.tournament.options import SEATING_KINDS
-from kc_sim.tournament.options import UNTIL_CHOICES
+from kc_sim.tournament.options import SEATING_KINDS, UNTIL_CHOICES, TournamentOptions
 
 KINDS = ("seats", "head_to_head", "rules", "stopping")
 #: the most repeats of one run (each is a run folder)
@@ -103,14 +102,10 @@ class RunSpec:
     repeat: int | None = None          # play the run this many times, seeds seed, seed + 1, ...
     seating: str = "balanced"          # the schedule's seatings (kc_sim.tournament.schedule)
 
-    @property
-    def mode(self) -> str:
-        return "matches" if self.matches is not None else "rounds"
-
-    @property
-    def count(self) -> int:
-        """The run's size: rounds or matches (with ``until``: the most rounds it may play)."""
-        return self.matches if self.matches is not None else self.rounds
+    #: ``rounds`` or ``matches``, and the run's size (with ``until``: the most rounds it may
+    #: play): the rule of the tournament's options, over the same two fields
+    mode = TournamentOptions.mode
+    count = TournamentOptions.count
 
     @property
     def until_args(self) -> dict:
