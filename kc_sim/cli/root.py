@@ -26,6 +26,7 @@ from kc_sim.cli import tournament as cli_tournament
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError, os_error_text
 from kc_sim.game.rules import parse_rules
+from kc_sim.play.agents.names import parse_agent_list
 from kc_sim.records.untrusted import display_text
 from kc_sim.support.atomic import is_temporary_of
 
@@ -39,9 +40,6 @@ app = typer.Typer(
 
 
 def _agent_names(agents: str, players: int) -> list[str]:
-    # lazy: kc_sim.play loads the compiled core, which kc-sim --help does not need
-    from kc_sim.play.agents.registry import parse_agent_list
-
     names = parse_agent_list(agents)
     if len(names) == 1:
         names = names * players

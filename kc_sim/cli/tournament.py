@@ -19,6 +19,7 @@ import typer
 from kc_sim.analysis.text import fmt_num, fmt_pct
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
+from kc_sim.play.agents.names import parse_agent_list
 from kc_sim.processes.supervise import supervise
 
 AgentsOpt = Annotated[str, typer.Option("--agents", help="agents, comma-separated: built-in names, "
@@ -280,7 +281,6 @@ def warm(
     of that set load it in milliseconds. A run compiles its own loop if it is not there."""
     from kc_sim.core.cache import configure  # lazy: see record
     from kc_sim.play.driver import runner
-    from kc_sim.play.agents.registry import parse_agent_list
 
     sets = [parse_agent_list(a) for a in agents] if agents else runner.WARM_SETS
     total = time.perf_counter()
@@ -323,7 +323,7 @@ def bench_agent(
     import dataclasses
 
     # lazy: loads numba (~1.5 s); kc-sim --help must not
-    from kc_sim.play.agents.registry import load_agent, parse_agent_list
+    from kc_sim.play.agents.registry import load_agent
     from kc_sim.tournament.options import TournamentOptions
     from kc_sim.tournament.run import run_tournament
 

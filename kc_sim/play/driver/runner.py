@@ -34,16 +34,16 @@ from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.driver.faults import (
     DEFAULT_FAULT_DIR,
     AgentFault,
+    SeatFault,
     first_failing,
     raises,
     unreproduced,
 )
-from kc_sim.play.driver.match import MATCH_KINDS, Match
+from kc_sim.play.driver.match import Match
 from kc_sim.play.driver.python_loop import PythonLoop, write_row
 from kc_sim.play.agents.registry import load_agents, trusted
-from kc_sim.play.driver.seat import SeatFault
 
-__all__ = ["AgentFault", "MATCH_KINDS", "play_rounds", "play_matches", "max_match_rounds", "policies_tuple", "policy_set", "loop_name", "compiled_loop", "warm", "WARM_SETS",
+__all__ = ["AgentFault", "play_rounds", "play_matches", "max_match_rounds", "policies_tuple", "policy_set", "loop_name", "compiled_loop", "warm", "WARM_SETS",
            "DEFAULT_FAULT_DIR"]
 
 _ROWS_PER_CALL = 1 << 16          # round rows per compiled play_matches call (memory bound)
