@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from kc_sim.core import layout
-from kc_sim.core.loop import first_dealer
+from kc_sim.core.step import first_dealer
 from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text, parse_action
 from kc_sim.game.cards import card_text

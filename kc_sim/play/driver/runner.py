@@ -29,6 +29,7 @@ import numpy as np
 from kc_sim.core import layout, loop
 from kc_sim.core import match as match_rule
 from kc_sim.core.policy_set import PolicySet, policy_ref
+from kc_sim.core.step import first_dealer
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.driver.faults import (
@@ -186,7 +187,6 @@ def _python_rounds(specs, seeds, rules, out, fault_dir, first_index: int = 0, lo
     seat_map = list(range(players))
     seat_map_arr = np.arange(layout.MAX_SEATS, dtype=np.int64)
     scores = (0,) * players
-    first_dealer = loop.first_dealer
     for i, seed in enumerate(seeds.tolist()):
         dealer = first_dealer(seed, players)
         try:
