@@ -45,7 +45,7 @@ from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
 from kc_sim.learn.net_eval import EvalPoint, evaluate
 from kc_sim.learn.net_model import read_net, write_net
-from kc_sim.learn.progress import curve_paths, duration, main_log  # noqa: F401 - main_log: the CLI's log
+from kc_sim.learn.progress import curve_paths, duration
 from kc_sim.learn.trainer import Recipe, Trainer, require_torch
 from kc_sim.play.agents.names import parse_agent_list
 from kc_sim.play.agents.registry import load_agent
