@@ -66,7 +66,7 @@ from kc_sim.processes.watchfile import (
 from kc_sim.support.atomic import write_text_atomic
 from kc_sim.support.notice import notice
 
-__all__ = ["DEFAULT_DECISION_TIMEOUT", "RunWatch", "Watchdog", "Work", "WorkWatch", "watchdog"]
+__all__ = ["RunWatch", "Watchdog", "Work", "WorkWatch", "watchdog"]
 
 
 @dataclass(frozen=True)
@@ -269,7 +269,9 @@ class RunWatch:
     def __init__(self, watch_dir):
         self.dir = Path(watch_dir).resolve()
         self.note = notice
-        self.told: dict[tuple, float] = {}    # (pid, agent) -> when its slowness was last told
+        # (pid, agent, "n") -> the slow decisions of that agent in that process already seen;
+        # ("told", agent) -> when the agent's slowness was last told (time.monotonic())
+        self.told: dict[tuple, float] = {}
         self.verdict: tuple[dict, str] | None = None
         self._dog: Watchdog | None = None
 
