@@ -1,4 +1,5 @@
-"""Old import path, kept working: the agent interfaces now live in :mod:`kc_sim.play.agents.interface`."""
+"""Old import path, kept working: import the agent interfaces from :mod:`kc_sim.play.agent` (their
+public path; the code is in :mod:`kc_sim.play.agents.interface`)."""
 
 from kc_sim.play.agents.interface import AgentOption, AgentSpec, PythonAgent, SeatView
 

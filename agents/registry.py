@@ -1,4 +1,5 @@
-"""Old import path, kept working: finding agents by name now lives in :mod:`kc_sim.play.agents.registry`."""
+"""Old import path, kept working: import the registry from :mod:`kc_sim.play.registry` (its
+public path; the code is in :mod:`kc_sim.play.agents.registry`)."""
 
 from kc_sim.play.agents.registry import (
     BASELINES,

@@ -47,13 +47,13 @@ import numpy as np
 from agents.common import greedy_action
 from agents.planner import planner_act_in
 from agents.plans import MAX_PLAN, PLAN0, next_planned, store_plan
+from agents.position import unseen_mask
 from agents.search import (
     DEFAULT_WEIGHTS,
     MAX_NODES,
     TABLE_SIZE,
     WS_SIZE,
     search,
-    unseen_mask,
 )
 from kc_sim.core.bits import lowest
 from kc_sim.core.kernel import kernel

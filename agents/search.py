@@ -78,7 +78,6 @@ from agents.plans import MAX_PLAN
 from agents.position import (  # noqa: F401 - pile_set is re-exported for the tests
     MAX_CHILDREN,
     apply_compact,
-    children,
     children_of,
     fits_on_set,
     hash_delta,
@@ -88,7 +87,6 @@ from agents.position import (  # noqa: F401 - pile_set is re-exported for the te
     pile_set,
     pos_hash,
     scan_piles,
-    side_bases,
     table_key,
     unseen_mask,
 )

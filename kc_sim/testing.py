@@ -27,9 +27,9 @@ import numpy as np
 
 from kc_sim.core import layout
 from kc_sim.core.legal import is_legal
-from kc_sim.core.loop import MAX_DECISIONS, first_dealer, seed_policies
+from kc_sim.core.loop import MAX_DECISIONS, seed_policies
 from kc_sim.core.policy import MEM_SIZE, random_policy
-from kc_sim.core.step import apply, deal
+from kc_sim.core.step import apply, deal, first_dealer
 from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text
 from kc_sim.game.rules import DRAW, LAYOUT_KINGS, SCORING, RuleSet

@@ -37,7 +37,7 @@ from kc_sim.bench.tournament import bench_tournament, cold_command_seconds, firs
 from kc_sim.core import inline_greedy, loop
 from kc_sim.core import layout as L
 from kc_sim.core.policy import random_policy
-from kc_sim.core.step import deal
+from kc_sim.core.step import deal, first_dealer
 from kc_sim.game.reference import STOP, RefRound
 from kc_sim.game.rules import parse_rules
 
@@ -133,7 +133,7 @@ def reference_rounds_per_s(seconds: float, rules) -> float:
     rng = random.Random(0)
     n, t = 0, time.process_time()
     while time.process_time() - t < seconds:
-        deal(st, n, PLAYERS, loop.first_dealer(n, PLAYERS), rules.codes())
+        deal(st, n, PLAYERS, first_dealer(n, PLAYERS), rules.codes())
         deck = [int(c) for c in st[L.STOCK:L.STOCK + st[L.STOCK_LEN]]]
         ref = RefRound(rules, PLAYERS, int(st[L.DEALER]), deck)
         while not ref.over:

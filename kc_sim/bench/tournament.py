@@ -138,19 +138,15 @@ def first_vs_tenth(cache_dir: str, rounds: int = 1_000_000, runs: int = 10, agen
     1 when nothing but the compile depends on history), the second run's whole seconds over
     the last's, and the loop each played in (the same in every run)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    cmd = [sys.executable, "-m", "kc_sim.cli", "tournament", "--agents", ",".join(agents or default_agents()),
-           "--rounds", str(rounds), "--quiet"]
+    cmd = ["tournament", "--agents", ",".join(agents or default_agents()), "--rounds", str(rounds)]
     seconds, rates, loops = [], [], set()
     with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
-        for i in range(runs):
-            out = Path(tmp) / f"run{i}"
-            t = time.perf_counter()
-            r = subprocess.run([*cmd, "--out", str(out)], check=True, capture_output=True, text=True, env=env)
-            seconds.append(time.perf_counter() - t)
-            shutil.rmtree(out, ignore_errors=True)
-            m = _PLAY_RATE.search(r.stdout)
+        for _ in range(runs):
+            took, line = command_seconds(cmd, Path(tmp) / "run", env=env, final_line=True)
+            seconds.append(took)
+            m = _PLAY_RATE.search(line)
             if m is None:                           # pragma: no cover - the final line changed
-                raise AssertionError(f"no play rate in the final line: {r.stdout!r}")
+                raise AssertionError(f"no play rate in the final line: {line!r}")
             rates.append(float(m.group(1).replace(",", "")))
             loops.add(m.group(2))
     return {"cold_first_1m_command_s": round(seconds[0], 2), "cold_tenth_1m_command_s": round(seconds[-1], 2),

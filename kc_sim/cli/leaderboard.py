@@ -14,6 +14,10 @@ import typer
 
 from kc_sim.errors import UserError
 
+#: --bootstrap's default: kc_sim.stats.ratings.DEFAULT_BOOTSTRAP, which imports pandas (too heavy
+#: for kc-sim --help, which shows this value); tests/cli/test_cli.py holds the two equal
+BOOTSTRAP = 200
+
 
 def default_out(run_dirs) -> Path:
     """A new folder beside the first run folder: ``leaderboard_<run>+<run>...`` (shortened
@@ -53,7 +57,7 @@ def leaderboard(
         "first run folder; never another run's folder)")] = None,
     bootstrap: Annotated[int, typer.Option(
         "--bootstrap", help="bootstrap resamples over deals for the 95% intervals (0: ratings with the sandwich "
-        "interval clustered by deal, pairwise shares clustered by deal, no Nash intervals)")] = 200,
+        "interval clustered by deal, pairwise shares clustered by deal, no Nash intervals)")] = BOOTSTRAP,
     seed: Annotated[int, typer.Option("--seed", help="seed of the bootstrap")] = 0,
 ):
     """Fit a Bradley-Terry rating for every agent (who has the lower penalty in each pair of
@@ -61,14 +65,14 @@ def leaderboard(
     their deals and are resampled together); then the pairwise shares, the intransitive
     cycles, whether Bradley-Terry fits them, and the Nash averaging rating. Print it all and
     save it (parquet files and a figure) in a folder of its own."""
+    if not run_dirs:
+        raise UserError("give at least one run folder: kc-sim leaderboard RUN_DIR [RUN_DIR ...]")
+    if bootstrap < 0:                   # before any import: a typo costs nothing
+        raise UserError(f"bad --bootstrap {bootstrap}: expected 0 or more")
     # lazy: numba, pandas
     from kc_sim.analysis.leaderboard import format_leaderboard, save_leaderboard
     from kc_sim.analysis.leaderboard import leaderboard as fit
 
-    if not run_dirs:
-        raise UserError("give at least one run folder: kc-sim leaderboard RUN_DIR [RUN_DIR ...]")
-    if bootstrap < 0:
-        raise UserError(f"bad --bootstrap {bootstrap}: expected 0 or more")
     folder = out if out is not None else default_out(run_dirs)
     check_out(folder, run_dirs)
     df = fit(run_dirs, bootstrap=bootstrap, seed=seed)
@@ -84,14 +88,15 @@ def leaderboard(
 
 
 def tournament_hook(res, quiet: bool = False) -> None:
-    """After a tournament with three or more agents: fit the leaderboard of its run folder,
-    save it there and print it (unless quiet)."""
-    # lazy: as above
+    """After a tournament with three or more agents (the one place that says so): fit the
+    leaderboard of its run folder, save it there and print it (unless quiet). With fewer
+    agents it does nothing and loads nothing."""
+    if len(res.plan.labels) < 3:
+        return
+    # lazy: numba, pandas and matplotlib, only with 3+ agents
     from kc_sim.analysis.leaderboard import format_leaderboard, save_leaderboard
     from kc_sim.analysis.leaderboard import leaderboard as fit
 
-    if len(res.plan.labels) < 3:
-        return
     try:
         df = fit([res.out])
         files = save_leaderboard(df, res.out)

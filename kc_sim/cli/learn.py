@@ -16,11 +16,20 @@ import typer
 
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
+from kc_sim.learn.progress import main_log
 
 METHODS = ("net", "ppo")
 _NET_ONLY = ("minutes", "teacher", "bc_rounds", "bc_steps", "hidden", "hidden2", "rounds_per_iter", "temperature",
              "league", "eval_deals")
 _PPO_ONLY = ("envs", "seat", "observation", "reward", "eval_rounds", "gamma", "ent_coef")
+#: the options of --method net that set the recipe: option -> kc_sim.learn.recipe.Recipe field
+_RECIPE_FIELDS = {"teacher": "teacher", "bc_rounds": "bc_rounds", "bc_steps": "bc_steps", "hidden": "h1",
+                  "hidden2": "h2", "rounds_per_iter": "rounds_per_iter", "learning_rate": "lr",
+                  "temperature": "temperature", "gae_lambda": "gae_lambda", "league": "league",
+                  "eval_deals": "eval_deals"}
+#: the options of --method ppo passed to kc_sim.learn.train.train when given (its defaults otherwise)
+_PPO_OPTIONS = ("opponent", "steps", "envs", "seat", "observation", "reward", "eval_rounds", "learning_rate", "gamma",
+                "gae_lambda", "ent_coef")
 
 
 def _flag(name: str) -> str:
@@ -77,18 +86,14 @@ def train(
 ):
     """Learn an agent against compiled kc-sim agents (needs kc-sim[train]) and write the model, its
     learning curve (parquet) and the figure. The last line names the agent to use in --agents."""
-    given = {k for k, v in locals().items() if v is not None}
-    _check_method(method, given)
-    from kc_sim.learn.recipe import main_log  # lazy: kc-sim --help loads no numba
-
+    given = {k: v for k, v in locals().items() if v is not None}
+    _check_method(method, set(given))
     log = None if quiet else main_log
+    common = {"players": players, "out": out, "rules": rules, "seed": seed, "evals": evals, "resume": resume, "log": log}
     if method == "ppo":
-        return _train_ppo(opponent or "random", players, steps or 1_000_000, out, rules, seed, envs, seat, observation,
-                          reward, evals, eval_rounds, learning_rate, gamma, gae_lambda, ent_coef, resume, log)
-    _train_net(opponent or "greedy", players, minutes, steps, out, rules, seed, evals, resume, log,
-               {"teacher": teacher, "bc_rounds": bc_rounds, "bc_steps": bc_steps, "hidden": hidden, "hidden2": hidden2,
-                "rounds_per_iter": rounds_per_iter, "learning_rate": learning_rate, "temperature": temperature,
-                "gae_lambda": gae_lambda, "league": league, "eval_deals": eval_deals})
+        return _train_ppo(common, {k: given[k] for k in _PPO_OPTIONS if k in given})
+    _train_net(common, {k: given[k] for k in ("opponent", "minutes", "steps") if k in given},
+               {field: given[k] for k, field in _RECIPE_FIELDS.items() if k in given})
 
 
 def _check_method(method: str, given: set) -> None:
@@ -101,27 +106,15 @@ def _check_method(method: str, given: set) -> None:
                         f"--method {method}")
 
 
-def _train_net(opponent, players, minutes, steps, out, rules, seed, evals, resume, log, given: dict):
-    """``--method net``: the recipe's settings from the options given (the rest its defaults),
-    the training, and its result's lines."""
-    from kc_sim.learn.recipe import Recipe, train_net
+def _train_net(common: dict, budget: dict, recipe: dict):
+    """``--method net``: the recipe from the options given (the rest :class:`Recipe`'s
+    defaults), the opponent and budget given (the rest :func:`train_net`'s defaults; neither
+    --minutes nor --steps: 60 minutes), the training, and its result's lines."""
+    from kc_sim.learn.recipe import Recipe, train_net  # lazy: torch and numba
 
-    defaults = Recipe()
-    g = given
-    recipe = Recipe(
-        teacher=g["teacher"] or defaults.teacher,
-        bc_rounds=defaults.bc_rounds if g["bc_rounds"] is None else g["bc_rounds"],
-        bc_steps=defaults.bc_steps if g["bc_steps"] is None else g["bc_steps"],
-        h1=g["hidden"] or defaults.h1, h2=defaults.h2 if g["hidden2"] is None else g["hidden2"],
-        rounds_per_iter=g["rounds_per_iter"] or defaults.rounds_per_iter,
-        lr=g["learning_rate"] or defaults.lr, temperature=g["temperature"] or defaults.temperature,
-        gae_lambda=defaults.gae_lambda if g["gae_lambda"] is None else g["gae_lambda"],
-        league=defaults.league if g["league"] is None else g["league"],
-        eval_deals=g["eval_deals"] or defaults.eval_deals)
-    if minutes is None and steps is None:
-        minutes = 60.0
-    res = train_net(opponent, players, minutes=minutes, steps=steps, out=out, rules=rules, seed=seed, recipe=recipe,
-                    evals=evals, resume=resume, log=log)
+    if "minutes" not in budget and "steps" not in budget:
+        budget["minutes"] = 60.0
+    res = train_net(**common, **budget, recipe=Recipe(**recipe))
     typer.echo(f"trained {res.steps:,} steps ({res.rounds:,} rounds) in {res.seconds:.0f} s: behaviour cloning "
                f"{res.bc_seconds:.0f} s, PPO {res.ppo_seconds:.0f} s at {res.steps / max(res.ppo_seconds, 1e-9):,.0f} "
                f"steps/s (acting {res.acting_seconds:.0f} s beside learning {res.learning_seconds:.0f} s, two threads), "
@@ -134,15 +127,15 @@ def _train_net(opponent, players, minutes, steps, out, rules, seed, evals, resum
     typer.echo(f"agent: net:{res.model}")
 
 
-def _train_ppo(opponent, players, steps, out, rules, seed, envs, seat, observation, reward, evals, eval_rounds,
-               learning_rate, gamma, gae_lambda, ent_coef, resume, log):
-    from kc_sim.learn.train import train as run_train
+def _train_ppo(common: dict, given: dict):
+    """``--method ppo``: :func:`kc_sim.learn.train.train` with the options given (the rest its
+    defaults), and its result's lines."""
+    import inspect
 
-    res = run_train(opponent, players, steps, out, rules=rules, seed=seed, envs=envs or 64, seat=seat or 0,
-                    observation=observation or "planes", reward=reward or "win", evals=evals,
-                    eval_rounds=eval_rounds or 2000, resume=resume, learning_rate=learning_rate or 1e-4,
-                    gamma=1.0 if gamma is None else gamma, gae_lambda=0.95 if gae_lambda is None else gae_lambda,
-                    ent_coef=0.03 if ent_coef is None else ent_coef, log=log)
+    from kc_sim.learn.train import train as run_train  # lazy: torch, sb3 and numba
+
+    res = run_train(**common, **given)
+    opponent = given.get("opponent", inspect.signature(run_train).parameters["opponent"].default)
     last = res.last
     typer.echo(f"trained {res.steps:,} steps in {res.train_seconds:.1f} s ({res.steps / max(res.train_seconds, 1e-9):,.0f}"
                f" steps/s; compile and start-up {res.start_seconds:.1f} s)")

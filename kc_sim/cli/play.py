@@ -14,6 +14,7 @@ import typer
 
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
+from kc_sim.play.agents.names import parse_agent_list
 
 __all__ = ["play", "replay", "render"]
 
@@ -40,8 +41,7 @@ def play(
     """Play Kings in the Corner in the terminal against agents. Enter a move by its number or
     its text (7H>E, N>E, stop); 'help' explains, 'quit' or end of input stops. The game
     records are saved and their path printed."""
-    # lazy: kc_sim.play and kc_sim.ui load the compiled core, which kc-sim --help does not need
-    from kc_sim.play.agents.registry import parse_agent_list
+    # lazy: kc_sim.ui loads the compiled core, which kc-sim --help does not need
     from kc_sim.ui.terminal import play_session
 
     names = parse_agent_list(agents)

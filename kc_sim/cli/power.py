@@ -13,6 +13,7 @@ import typer
 
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
+from kc_sim.play.agents.names import parse_agent_list
 
 
 def power(
@@ -57,7 +58,6 @@ def power(
         rows = power_from_run(run_dir, d, alpha=alpha, power=power_)
         manifest = read_manifest(run_dir)
     else:
-        from kc_sim.play.agents.registry import parse_agent_list
         names = parse_agent_list(agents)
         if len(names) < 2:
             raise UserError(f"bad --agents {agents!r}: expected at least two agents, comma-separated")

@@ -26,7 +26,9 @@ from kc_sim.cli import tournament as cli_tournament
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError, os_error_text
 from kc_sim.game.rules import parse_rules
+from kc_sim.play.agents.names import parse_agent_list
 from kc_sim.records.untrusted import display_text
+from kc_sim.support.atomic import is_temporary_of
 
 app = typer.Typer(
     add_completion=False,
@@ -38,9 +40,6 @@ app = typer.Typer(
 
 
 def _agent_names(agents: str, players: int) -> list[str]:
-    # lazy: kc_sim.play loads the compiled core, which kc-sim --help does not need
-    from kc_sim.play.agents.registry import parse_agent_list
-
     names = parse_agent_list(agents)
     if len(names) == 1:
         names = names * players
@@ -232,19 +231,10 @@ def _guarded(fn):
         except OSError as e:
             out = next((kwargs[k] for k in OUTPUT_OPTIONS if kwargs.get(k) is not None), None)
             if out is not None and (e.filename is None and e.errno in _UNNAMED_WRITE_ERRORS
-                                    or _temporary_of(e.filename, out)):
+                                    or is_temporary_of(e.filename, out)):
                 raise OSError(e.errno, e.strerror or str(e), str(out)) from None
             raise
     return command
-
-
-def _temporary_of(name, out) -> bool:
-    """Whether ``name`` is the hidden temporary file an output ``out`` is written under
-    before it is renamed into place (``.x.jsonl.<pid>.tmp``, see kc_sim.support.atomic)."""
-    if not isinstance(name, (str, os.PathLike)):
-        return False
-    p, o = Path(name), Path(out)
-    return p.parent == o.parent and p.name.startswith(f".{o.name}.") and p.name.endswith(".tmp")
 
 
 for _info in app.registered_commands:

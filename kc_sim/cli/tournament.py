@@ -17,8 +17,10 @@ from typing import Annotated, Optional
 import typer
 
 from kc_sim.analysis.text import fmt_num, fmt_pct
+from kc_sim.cli.leaderboard import tournament_hook
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
+from kc_sim.play.agents.names import parse_agent_list
 from kc_sim.processes.supervise import supervise
 
 AgentsOpt = Annotated[str, typer.Option("--agents", help="agents, comma-separated: built-in names, "
@@ -131,10 +133,7 @@ def tournament(
         res = run_tournament(opts, pool=pool, started=started)
     if not quiet:
         typer.echo(format_summary(res.summary))
-    if len(res.plan.labels) >= 3:           # the leaderboard (kc_sim.analysis.leaderboard), saved in the run folder
-        # lazy: pandas and matplotlib, only with 3+ agents
-        from kc_sim.cli.leaderboard import tournament_hook
-        tournament_hook(res, quiet)
+    tournament_hook(res, quiet)             # with 3+ agents the leaderboard, saved in the run folder
     typer.echo(final_line(res))
     for what, path in res.files.items():
         if path is not None:
@@ -280,7 +279,6 @@ def warm(
     of that set load it in milliseconds. A run compiles its own loop if it is not there."""
     from kc_sim.core.cache import configure  # lazy: see record
     from kc_sim.play.driver import runner
-    from kc_sim.play.agents.registry import parse_agent_list
 
     sets = [parse_agent_list(a) for a in agents] if agents else runner.WARM_SETS
     total = time.perf_counter()
@@ -323,9 +321,11 @@ def bench_agent(
     import dataclasses
 
     # lazy: loads numba (~1.5 s); kc-sim --help must not
-    from kc_sim.play.agents.registry import load_agent, parse_agent_list
+    from kc_sim.play.agents.registry import load_agent
     from kc_sim.tournament.options import TournamentOptions
+    from kc_sim.tournament.plan import DEFAULT_ROUNDS, DEFAULT_ROUNDS_PYTHON
     from kc_sim.tournament.run import run_tournament
+    from kc_sim.tournament.stopping import UNTIL_MAX_FACTOR
 
     spec = load_agent(agent)
     if check:
@@ -346,7 +346,9 @@ def bench_agent(
                                     precision=precision, alpha=alpha, quiet=quiet, wait=wait,
                                     decision_timeout=decision_timeout,
                                     lineups=[(0, j) for j in range(1, len(names) + 1)])
-    per = opts.rounds if opts.rounds is not None else (100_000 if spec.compiled else 10_000) * (10 if until else 1)
+    # rounds against each baseline by default: half a tournament's default size
+    default = (DEFAULT_ROUNDS if spec.compiled else DEFAULT_ROUNDS_PYTHON) // 2 * (UNTIL_MAX_FACTOR if until else 1)
+    per = opts.rounds if opts.rounds is not None else default
     command = _command("bench-agent", agent, baselines=baselines, rounds=None if until else per, rules=rules, seed=seed, jobs=jobs,
                        backend=backend, scheduler=scheduler, out=out, until=until, precision=precision,
                        max_rounds=max_rounds, alpha=alpha, quiet=quiet, decision_timeout=decision_timeout)

@@ -8,12 +8,13 @@ is ``NUMBA_CACHE_DIR`` when set, else ``~/.cache/kc-sim/numba``.
 
 When: :mod:`kc_sim.core` sets the folder up as it is imported (:func:`configure`), which
 every module of kc-sim that compiles with numba does before its first compiled function
-(``tests/test_layout.py`` checks it), so the folder is set before numba compiles or loads
-any of kc-sim's functions, whatever is imported first; ``import kc_sim`` alone, the command
-line and the readers of finished runs neither hash the sources nor touch the environment.
-The folder is put in ``NUMBA_CACHE_DIR``, so every process started afterwards (workers, the
-command's own children) uses it as is, without hashing again: one cache for ``make run``,
-the tests, notebooks and workers.
+(``tests/test_cache.py::test_every_compiling_module_imports_the_core_first`` checks it), so
+the folder is set before numba compiles or loads any of kc-sim's functions, whatever is
+imported first; ``import kc_sim`` alone, the command line and the readers of finished runs
+neither hash the sources nor touch the environment. The folder is put in
+``NUMBA_CACHE_DIR``, so every process started afterwards (workers, the command's own
+children) uses it as is, without hashing again: one cache for ``make run``, the tests,
+notebooks and workers.
 """
 
 from __future__ import annotations

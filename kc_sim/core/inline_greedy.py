@@ -36,9 +36,9 @@ from kc_sim.core.legal import (
     move_mask,
     target_mask,
 )
-from kc_sim.core.loop import I1, MAX_DECISIONS, first_dealer, write_round
+from kc_sim.core.loop import I1, MAX_DECISIONS, write_round
 from kc_sim.core.rows import C_MATCH, C_MATCH_ROUND, STATUS_OK, STATUS_TOO_LONG
-from kc_sim.core.step import close_turn, deal, move_pile, next_turn, place
+from kc_sim.core.step import close_turn, deal, first_dealer, move_pile, next_turn, place
 from kc_sim.game.cards import FITS_ON, KING, RANK, RANK_MASK
 
 __all__ = ["play_greedy_rounds"]

@@ -43,10 +43,8 @@ from kc_sim.core.layout import (
     TURNS,
     WINNER,
 )
-from kc_sim.core.match import (  # noqa: F401 - ROUND_STREAM, match_over: read as loop.* by callers
-    ROUND_STREAM,
+from kc_sim.core.match import (
     add_round,
-    match_over,
     match_winners,
     pass_deal,
     round_seed,
@@ -80,7 +78,7 @@ from kc_sim.core.rows import (  # noqa: F401 - callers read loop.C_*
     STATUS_OK,
     STATUS_TOO_LONG,
 )
-from kc_sim.core.step import DEALER_STREAM, apply, deal, first_dealer, stop  # noqa: F401 - callers read loop.first_dealer
+from kc_sim.core.step import apply, deal, first_dealer, stop
 from kc_sim.core.views import row_view
 from kc_sim.support.lazy import OnFirstUse
 

@@ -68,10 +68,10 @@ from kc_sim.core.legal import (
     place_mask,
     stop_legal,
 )
-from kc_sim.core.loop import MAX_DECISIONS, POLICIES_TYPE, first_dealer, seed_policies
+from kc_sim.core.loop import MAX_DECISIONS, POLICIES_TYPE, seed_policies
 from kc_sim.core.policy import MEM_SIZE, compiled_policy, compiling
 from kc_sim.core.rng import below, derive
-from kc_sim.core.step import deal
+from kc_sim.core.step import deal, first_dealer
 from kc_sim.env.obs_planes import OBSERVATIONS, SIZES, planes_opens_rows, planes_rows
 from kc_sim.env.obs_vector import OBS_SIZE
 from kc_sim.env.step import INFO_SIZE, STEPPED, IllegalActionError, env_step, observe

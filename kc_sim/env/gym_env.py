@@ -66,7 +66,7 @@ from kc_sim.env.spaces import observation_space
 from kc_sim.env.step import IllegalActionError
 from kc_sim.env.versions import GYM_ID
 from kc_sim.errors import UserError
-from kc_sim.play.agents.registry import parse_agent_list
+from kc_sim.play.agents.names import parse_agent_list
 
 __all__ = ["KcEnv", "KcVectorEnv", "REWARDS", "observation_space", "opponent_seats"]
 

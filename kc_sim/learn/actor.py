@@ -29,10 +29,10 @@ from numba import types
 
 from kc_sim.core import layout as L
 from kc_sim.core.legal import is_legal
-from kc_sim.core.loop import MAX_DECISIONS, POLICIES_TYPE, first_dealer, seed_policies
+from kc_sim.core.loop import MAX_DECISIONS, POLICIES_TYPE, seed_policies
 from kc_sim.core.policy import MEM_SIZE, POLICY_TYPE, compiling
 from kc_sim.core.rng import next_u64
-from kc_sim.core.step import apply, deal
+from kc_sim.core.step import apply, deal, first_dealer
 from kc_sim.env.obs_actions import F_ACT, F_CTX, WS_SIZE
 from kc_sim.learn.net_policy import scores
 from kc_sim.support.lazy import OnFirstUse

@@ -36,7 +36,6 @@ share one file.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -51,6 +50,7 @@ import numpy as np
 from kc_sim.errors import UserError
 from kc_sim.records import untrusted
 from kc_sim.support.atomic import atomic_file
+from kc_sim.support.digest import file_sha256
 
 __all__ = ["ENCODING", "HEADER_ENTRY", "Model", "read_model", "write_model", "holds_model", "file_sha256",
            "written_dir", "remember_written", "forget_written", "require_written", "MAX_ARRAY_BYTES"]
@@ -235,15 +235,6 @@ def write_model(path, model: Model, *, base=None) -> str:
             np.lib.format.write_array(buf, a, allow_pickle=False)
             z.writestr(ARRAY_DIR + name + ".npy", buf.getvalue())
     return file_sha256(path)
-
-
-def file_sha256(path) -> str:
-    """The SHA-256 of a file's bytes, in hex."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(2**20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # --- files kc-sim wrote itself (the only ones given to sb3's unpickling loader) ------------------

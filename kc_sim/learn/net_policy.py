@@ -14,7 +14,7 @@ multiply-adds per legal action: a few thousand per decision for ``H1 = 32``.
 
 Parameters are one flat float32 vector (:func:`param_size`, :func:`unpack`):
 ``[H1, H2, Wc (F_CTX x H1), Wa (F_ACT x H1), W2 (H1 x H2), b2 (H2), w_out (H), b_out]``, the
-matrices row-major (input rows), so the torch model (:mod:`kc_sim.learn.dmc`) and this code
+matrices row-major (input rows), so the torch model (:class:`kc_sim.learn.qnet.QNet`) and this code
 read the same numbers.
 
 **As a kc-sim policy.** A compiled policy has the fixed signature ``policy(state, seat, mem)``

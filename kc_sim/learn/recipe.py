@@ -45,9 +45,10 @@ from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
 from kc_sim.learn.net_eval import EvalPoint, evaluate
 from kc_sim.learn.net_model import read_net, write_net
-from kc_sim.learn.progress import curve_paths, duration, main_log  # noqa: F401 - main_log: the CLI's log
+from kc_sim.learn.progress import curve_paths, duration
 from kc_sim.learn.trainer import Recipe, Trainer, require_torch
-from kc_sim.play.agents.registry import load_agent, parse_agent_list
+from kc_sim.play.agents.names import parse_agent_list
+from kc_sim.play.agents.registry import load_agent
 
 __all__ = ["Recipe", "NetTrainResult", "train_net", "curve_paths", "plot_curve"]
 

@@ -41,7 +41,7 @@ from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
 from kc_sim.play.agents.registry import load_agent
 from kc_sim.learn.model_file import forget_written, remember_written, require_written
-from kc_sim.learn.progress import curve_paths, duration, main_log  # noqa: F401 - main_log: the CLI's log
+from kc_sim.learn.progress import curve_paths, duration
 from kc_sim.stats import wilson_scalar
 
 __all__ = ["EvalResult", "TrainResult", "curve_paths", "evaluate", "plot_curve", "train"]

@@ -5,7 +5,7 @@
 * the Python step API (:class:`Game`, ``kc_sim.play.table.game``) and what a seat may see
   (:class:`SeatView`, ``kc_sim.play.table.view``);
 * the seat driver (``kc_sim.play.driver.seat``), a match driven from Python (``kc_sim.play.driver.match``)
-  and the runner (:func:`play_rounds`, :func:`play_matches`, ``kc_sim.play.runner``) with its
+  and the runner (:func:`play_rounds`, :func:`play_matches`, ``kc_sim.play.driver.runner``) with its
   Python loop (``kc_sim.play.driver.python_loop``) and faults (``kc_sim.play.driver.faults``);
 * game records of rounds played here (:func:`record_round`, ``kc_sim.play.recording.recorded``).
 
@@ -24,8 +24,8 @@ _EXPORTS = {
     "PythonAgent": "kc_sim.play.agents.interface",
     "SeatView": "kc_sim.play.table.view",
     "load_agent": "kc_sim.play.agents.registry",
-    "play_matches": "kc_sim.play.runner",
-    "play_rounds": "kc_sim.play.runner",
+    "play_matches": "kc_sim.play.driver.runner",
+    "play_rounds": "kc_sim.play.driver.runner",
     "record_round": "kc_sim.play.recording.recorded",
 }
 

@@ -3,7 +3,6 @@ docs of earlier versions write it, and ``record_round``); the code is in
 :mod:`kc_sim.play.driver.runner` and :mod:`kc_sim.play.recording.recorded` (issue 34)."""
 
 from kc_sim.play.driver.runner import (  # noqa: F401
-    MATCH_KINDS,
     AgentFault,
     loop_name,
     play_matches,

@@ -18,13 +18,12 @@ from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text, parse_action
 from kc_sim.game.cards import PILES, card_text
 from kc_sim.play.table.game import Game
-from kc_sim.play.table.position import game_svg, position, seat_label, status_text  # noqa: F401 - game_svg, status_text: re-exported
-from kc_sim.picture.replay_page import replay_page
+from kc_sim.play.table.position import position, seat_label
 from kc_sim.picture.svg import card_label
 from kc_sim.records.check import parse_record
 from kc_sim.records.untrusted import display_names
 
-__all__ = ["position", "game_svg", "replay_doc", "record_page", "record_position", "result_text"]
+__all__ = ["replay_doc", "record_position", "record_turn", "result_text", "start_position"]
 
 
 def describe(game, a: int) -> tuple[str, list[str], str | None]:
@@ -51,14 +50,14 @@ def result_text(game, names) -> str:
     return f"{game.end}: {who}; penalties {' '.join(str(p) for p in game.penalties)}"
 
 
-def _start(rec: dict, where: str):
-    try:
-        p = parse_record(rec, unfinished_ok=True)
-        if p.players != len(p.hands):
-            raise UserError(f"fields players/hands: {p.players} players but {len(p.hands)} hands")
-        return Game.from_position(p.hands, p.piles, p.stock, dealer=p.dealer, rules=p.rules)
-    except UserError as e:
-        raise UserError(f"{where}: {e}") from None
+def start_position(rec: dict) -> Game:
+    """The record's round right after the layout, its first turn open (rebuilt with
+    ``Game.from_position`` from its hands, table, stock and dealer). A record that cannot
+    be is a UserError; the caller puts where the record is in front of its message."""
+    p = parse_record(rec, unfinished_ok=True)
+    if p.players != len(p.hands):
+        raise UserError(f"fields players/hands: {p.players} players but {len(p.hands)} hands")
+    return Game.from_position(p.hands, p.piles, p.stock, dealer=p.dealer, rules=p.rules)
 
 
 def record_turn(where: str, t: int, turn, game) -> tuple[list, list[int]]:
@@ -87,7 +86,10 @@ def replay_doc(rec: dict, *, where: str = "record", title: str | None = None) ->
     names, dealer, rules, the position of every step, where each turn starts, and the
     result (replayed, and whether it matches the record). Raises UserError for a record
     that cannot be replayed (an illegal action, a turn by the wrong seat)."""
-    game = _start(rec, where)
+    try:
+        game = start_position(rec)
+    except UserError as e:
+        raise UserError(f"{where}: {e}") from None
     names = display_names(rec.get("players", []))       # shown cut and cleaned: a name is not a payload
     if len(names) != game.players:
         names = [f"seat {s}" for s in range(game.players)]
@@ -143,12 +145,6 @@ def replay_doc(rec: dict, *, where: str = "record", title: str | None = None) ->
         "rules": str(game.rules.spec()), "seed": rec.get("seed"),
         "turn_starts": turn_starts, "steps": steps, "result": verdict, "matches": matches,
     }
-
-
-def record_page(rec: dict, *, where: str = "record", title: str | None = None) -> str:
-    """A self-contained HTML page replaying one game record (``kc-sim replay --html``)."""
-    doc = replay_doc(rec, where=where, title=title)
-    return replay_page(doc, title=f"kc-sim replay: {doc['title']}")
 
 
 def record_position(rec: dict, turn: int | None = None, *, where: str = "record") -> tuple[dict, dict]:

@@ -1,13 +1,14 @@
 """No process of a run outlives the command: every process a run starts dies with its parent.
 
 :func:`die_with_parent` is called first thing in each process a run starts (loky and local
-dask workers, the process compiling the loop aside, the child that re-derives a stalled
-round). On Linux it asks the kernel for SIGKILL when the parent dies
-(``prctl(PR_SET_PDEATHSIG)``): it arrives even while the process is stuck in compiled code,
-which no thread of its own could stop. Elsewhere a daemon thread looks at the parent once
-a second and ends the process when it has gone. Either way it is checked once at once, in
-case the parent died before the call. loky's resource tracker needs nothing: it ends when
-the last process holding its pipe (the parent and the workers) has gone.
+dask workers, the child that runs the command under its supervisor
+(:mod:`kc_sim.processes.supervise`), the child that re-derives a stalled round). On Linux it
+asks the kernel for SIGKILL when the parent dies (``prctl(PR_SET_PDEATHSIG)``): it arrives
+even while the process is stuck in compiled code, which no thread of its own could stop.
+Elsewhere a daemon thread looks at the parent once a second and ends the process when it has
+gone. Either way it is checked once at once, in case the parent died before the call. loky's
+resource tracker needs nothing: it ends when the last process holding its pipe (the parent
+and the workers) has gone.
 
 Imported by worker processes: the standard library only.
 """

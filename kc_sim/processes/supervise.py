@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 from kc_sim.processes.lifeline import die_with_parent
+from kc_sim.support.notice import notice
 from kc_sim.processes.watchfile import read_watch, stuck_reason
 
 __all__ = ["SupervisedChannel", "supervise", "supervision"]
@@ -133,16 +134,6 @@ def _interrupt(sig, frame) -> None:
     raise KeyboardInterrupt(f"stopped by {signal.Signals(sig).name}")
 
 
-def _say(message: str) -> None:
-    """One line on stderr; in a terminal it first clears the line the dead process's progress
-    bar was left on (the cursor is at its end), so the message is a line of its own."""
-    try:
-        clear = "\r\x1b[K" if sys.stderr.isatty() else ""
-        print(f"{clear}kc-sim: {message}", file=sys.stderr, flush=True)
-    except OSError:                                # the terminal is gone (SIGHUP)
-        pass
-
-
 class Supervisor:
     """The command's process while its child runs the command: waits for the child, reads
     what it says on the pipe, and stops it when it is stuck (see the module doc)."""
@@ -230,18 +221,19 @@ class Supervisor:
             pass
         os.waitpid(self.pid, 0)
         try:
-            _say(f"error: {self.explain(entry, why)}")
+            notice(f"error: {self.explain(entry, why)}", over_progress=True)
         except Exception as e:  # noqa: BLE001 - whatever failed, the stop is said in one line
-            _say(f"error: the run's process {self.pid} was stopped: {why}; its round could not be replayed "
-                 f"({type(e).__name__}: {e}); finished chunks are kept: rerun the same command to resume")
+            notice(f"error: the run's process {self.pid} was stopped: {why}; its round could not be replayed "
+                   f"({type(e).__name__}: {e}); finished chunks are kept: rerun the same command to resume",
+                   over_progress=True)
         return 2
 
     def _ended(self, status: int) -> int:
         code = os.waitstatus_to_exitcode(status)
         if self.ended_by is not None:                  # (the child said what it kept, unless it was killed)
             if not self.said_exit:
-                _say(f"stopped by {signal.Signals(self.ended_by).name}: finished chunks are kept: rerun the same "
-                     "command to resume")
+                notice(f"stopped by {signal.Signals(self.ended_by).name}: finished chunks are kept: rerun the same "
+                       "command to resume", over_progress=True)
             return 128 + self.ended_by
         if self.said_exit:
             return code
@@ -252,7 +244,7 @@ class Supervisor:
             what = "warming up" if int(e.get("chunk", 0)) < 0 else f"playing chunk {e.get('chunk')} with"
             doing = f" while {what} the agents {', '.join(map(str, e.get('agents', [])))}"
         how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"ended with exit code {code}"
-        _say(f"error: the run's process {self.pid} {how}{doing}, without a word: an agent may have ended the "
-             "interpreter (os._exit) or crashed it, or the process was killed; finished chunks are kept: rerun "
-             "the same command to resume")
+        notice(f"error: the run's process {self.pid} {how}{doing}, without a word: an agent may have ended the "
+               "interpreter (os._exit) or crashed it, or the process was killed; finished chunks are kept: rerun "
+               "the same command to resume", over_progress=True)
         return 2

@@ -43,7 +43,6 @@ import functools
 import json
 import os
 import socket
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -65,8 +64,9 @@ from kc_sim.processes.watchfile import (
     wall,
 )
 from kc_sim.support.atomic import write_text_atomic
+from kc_sim.support.notice import notice
 
-__all__ = ["DEFAULT_DECISION_TIMEOUT", "RunWatch", "Watchdog", "Work", "WorkWatch", "watchdog"]
+__all__ = ["RunWatch", "Watchdog", "Work", "WorkWatch", "watchdog"]
 
 
 @dataclass(frozen=True)
@@ -82,10 +82,6 @@ class Work:
     timeout: float | None = None  # seconds a decision may take (None: the default)
     watch_dir: str | None = None  # where this process's watch file goes (None: none)
     task: dict | None = None      # the task as JSON, for a replay of a stuck chunk
-
-
-def _stderr(message: str) -> None:
-    print(f"kc-sim: {message}", file=sys.stderr, flush=True)
 
 
 class Watchdog:
@@ -200,7 +196,7 @@ class Watchdog:
         what = f"{type(e).__name__}: {e}"
         if what not in self.failures:
             self.failures.add(what)
-            _stderr(f"warning: the watchdog of process {os.getpid()} failed a look ({what}); it goes on watching")
+            notice(f"warning: the watchdog of process {os.getpid()} failed a look ({what}); it goes on watching")
 
     def _interval(self) -> float:
         return max(0.02, min(0.25, self.timeout / 20))
@@ -272,8 +268,10 @@ class RunWatch:
 
     def __init__(self, watch_dir):
         self.dir = Path(watch_dir).resolve()
-        self.note = _stderr
-        self.told: dict[tuple, float] = {}    # (pid, agent) -> when its slowness was last told
+        self.note = notice
+        # (pid, agent, "n") -> the slow decisions of that agent in that process already seen;
+        # ("told", agent) -> when the agent's slowness was last told (time.monotonic())
+        self.told: dict[tuple, float] = {}
         self.verdict: tuple[dict, str] | None = None
         self._dog: Watchdog | None = None
 
@@ -285,7 +283,7 @@ class RunWatch:
     def __exit__(self, *exc) -> None:
         if self._dog is not None and self._dog.run is self:
             self._dog.run = None
-        self.note = _stderr
+        self.note = notice
 
     def scan(self) -> None:
         """Read the workers' watch files: tell their slow agents, kill a stuck one."""

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kc_sim.support.atomic import TEMPORARIES
+
 MANIFEST_FILE = "manifest.json"
 ROUNDS = "rounds"                 # folder of round parts (also the kind of a part)
 MATCHES = "matches"               # folder of match parts
@@ -56,14 +58,9 @@ def parts_on_disk(run_dir, kind: str | None = None) -> list[Path]:
     return [p for k in ((kind,) if kind else PART_KINDS) for p in sorted(run_dir.glob(f"{k}/part-*.parquet"))]
 
 
-def is_temporary(path: Path) -> bool:
-    """A file left half-written by an interrupted run (``.NAME.tmp`` or ``.NAME.PID.tmp``)."""
-    return path.name.startswith(".") and path.name.endswith(".tmp")
-
-
 def clean_temporaries(run_dir) -> None:
     """Remove the half-written files an interrupted run left."""
-    for p in Path(run_dir).rglob(".*.tmp"):
+    for p in Path(run_dir).rglob(TEMPORARIES):
         p.unlink(missing_ok=True)
 
 

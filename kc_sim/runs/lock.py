@@ -13,19 +13,14 @@ import fcntl
 import json
 import os
 import socket
-import sys
 import time
 from pathlib import Path
 
 from kc_sim.errors import UserError
 from kc_sim.runs.layout import LOCK_FILE
+from kc_sim.support.notice import notice
 
 __all__ = ["FolderLock", "notice", "now"]
-
-
-def notice(message: str) -> None:
-    """A line the user should see while a run goes on (not an error): on stderr."""
-    print(f"kc-sim: {message}", file=sys.stderr, flush=True)
 
 
 def now() -> str:

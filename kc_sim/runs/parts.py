@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kc_sim.support.atomic import atomic_file
+from kc_sim.support.digest import file_digest
 from kc_sim.runs.schema import CHUNK_KEY
 
 if TYPE_CHECKING:
@@ -33,17 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Digests", "chunk_identity", "file_digest", "import_part_libraries", "merge_parquet", "reads_whole",
            "to_pandas", "write_json", "write_parquet"]
-
-
-def file_digest(path) -> dict:
-    """``{"size": bytes, "sha256": hex}`` of a file, read in blocks (memory stays flat)."""
-    h = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-            size += len(block)
-    return {"size": size, "sha256": h.hexdigest()}
 
 
 def _identity(path: Path) -> tuple:

@@ -2,7 +2,7 @@
 ``kc-sim play`` (``kc_sim.ui.render``).
 
 The record (docs/formats.md) is rebuilt with :meth:`kc_sim.play.table.game.Game.from_position` from its
-hands, table, stock and dealer, and every turn is played again: the seat, each action
+hands, table, stock and dealer (:func:`kc_sim.play.seeing.start_position`), and every turn is played again: the seat, each action
 (legal when made), the stop that ends the list and the card drawn. At the end the replayed
 result is compared with the recorded one. A record saved by ``kc-sim play`` when the player
 quit (``result.end == "unfinished"``) replays up to where it stopped.
@@ -22,11 +22,11 @@ from typing import Callable
 from kc_sim.core import layout
 from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text
-from kc_sim.play.table.game import Game, why_illegal
+from kc_sim.play.table.game import why_illegal
 from kc_sim.play.recording.recorded import RecordedRound
-from kc_sim.play.seeing import record_position, record_turn, replay_doc
+from kc_sim.play.seeing import record_position, record_turn, replay_doc, start_position
 from kc_sim.support.atomic import write_text_atomic
-from kc_sim.records.check import iter_records, parse_record
+from kc_sim.records.check import iter_records
 from kc_sim.picture.replay_page import replay_page
 from kc_sim.picture.svg import position_svg
 from kc_sim.records.untrusted import display_names
@@ -34,14 +34,6 @@ from kc_sim.ui.render import RULE, render_table
 
 __all__ = ["pick_record", "replay_record", "ReplayResult", "run_replay", "write_replay_html",
            "write_position_svg"]
-
-
-def start_position(rec: dict) -> Game:
-    """The record's round right after the layout, its first turn open."""
-    p = parse_record(rec, unfinished_ok=True)
-    if p.players != len(p.hands):
-        raise UserError(f"fields players/hands: {p.players} players but {len(p.hands)} hands")
-    return Game.from_position(p.hands, p.piles, p.stock, dealer=p.dealer, rules=p.rules)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from kc_sim.core import layout
-from kc_sim.core.loop import first_dealer
+from kc_sim.core.step import first_dealer
 from kc_sim.errors import UserError
 from kc_sim.game.actions import action_text, parse_action
 from kc_sim.game.cards import card_text
@@ -29,7 +29,8 @@ from kc_sim.play.table.game import Game, why_illegal
 from kc_sim.play.driver.match import Match
 from kc_sim.play.agents.names import short_name
 from kc_sim.play.recording.recorded import RecordedRound
-from kc_sim.play.agents.registry import load_agent, parse_agent_list
+from kc_sim.play.agents.names import parse_agent_list
+from kc_sim.play.agents.registry import load_agent
 from kc_sim.play.driver.seat import SeatedAgents
 from kc_sim.records.format import write_records
 from kc_sim.records.untrusted import display_text

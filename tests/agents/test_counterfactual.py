@@ -16,10 +16,10 @@ from agents.merger import SPEC as MERGER
 from agents.random_agent import SPEC as RANDOM
 from kc_sim.core import layout
 from kc_sim.core.legal import is_legal, move_mask
-from kc_sim.core.loop import MAX_DECISIONS, first_dealer, seed_policies
+from kc_sim.core.loop import MAX_DECISIONS, seed_policies
 from kc_sim.core.policy import MEM_SIZE, random_policy
 from kc_sim.core.rng import derive
-from kc_sim.core.step import apply, deal
+from kc_sim.core.step import apply, deal, first_dealer
 from kc_sim.errors import UserError
 from kc_sim.game.actions import (
     STOP,

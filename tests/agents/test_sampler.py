@@ -12,12 +12,12 @@ from agents.sampler import (
     sampler_with_budget,
     unseen_cards,
 )
-from agents.search import unseen_mask
+from agents.position import unseen_mask
 from kc_sim.core import layout as L
 from kc_sim.core.legal import has_play, is_legal
-from kc_sim.core.loop import first_dealer, seed_policies
+from kc_sim.core.loop import seed_policies
 from kc_sim.core.policy import MEM_SIZE
-from kc_sim.core.step import apply, deal
+from kc_sim.core.step import apply, deal, first_dealer
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
 from kc_sim.play.agents.registry import load_agent

@@ -99,3 +99,12 @@ def test_agents_lists_every_builtin_one_line_each(capsys):
     assert any(line.startswith("pile-merger (alias merger)") for line in lines)
     # then the names loaders make, without importing them
     assert [line.split()[0] for line in lines[-3:]] == ["net:PATH.zip", "openspiel:ismcts[:N]", "sb3:PATH.zip"]
+
+
+def test_the_leaderboard_command_bootstraps_as_the_statistics_do_by_default():
+    """--bootstrap's default is written in kc_sim.cli.leaderboard (its home, kc_sim.stats.ratings,
+    imports pandas, which kc-sim --help must not): the two stay equal."""
+    from kc_sim.cli.leaderboard import BOOTSTRAP
+    from kc_sim.stats.ratings import DEFAULT_BOOTSTRAP
+
+    assert BOOTSTRAP == DEFAULT_BOOTSTRAP

@@ -7,7 +7,6 @@ import pytest
 from kc_sim.core import loop
 from kc_sim.core.policy import random_policy
 from kc_sim.game.rules import parse_rules
-from kc_sim.play.driver.runner import MATCH_KINDS
 
 POLICIES = (random_policy,) * 8
 
@@ -17,7 +16,7 @@ def play(rules_text, players, n_matches=200):
     seeds = np.arange(100, 100 + n_matches, dtype=np.int64)
     rows = np.zeros((n_matches * 60, loop.ROUND_COLS), dtype=np.int64)
     matches = np.zeros((n_matches, loop.MATCH_COLS), dtype=np.int64)
-    n = loop.play_matches(seeds, players, rules.codes(), MATCH_KINDS[rules.match_kind], rules.match_rounds,
+    n = loop.play_matches(seeds, players, rules.codes(), rules.match_code, rules.match_rounds,
                           POLICIES, rows, matches, 0)
     assert n > 0
     return rows[:n], matches

@@ -14,9 +14,8 @@ from kc_sim.game.actions import parse_action
 from kc_sim.game.cards import card_text, sort_hand
 from kc_sim.play.table.game import Game
 from kc_sim.play.recording.recorded import RecordedRound, record_round
-from kc_sim.play.seeing import replay_doc
+from kc_sim.play.seeing import replay_doc, start_position
 from kc_sim.records.format import write_records
-from kc_sim.ui.replay import start_position
 
 VARIANTS = [  # (rules, players, agents): every variant family, 2 to 6 players, two decks
     ("classic", 2, ["greedy", "random"]),

@@ -92,7 +92,7 @@ def test_kc_sim_render_writes_the_position_before_a_turn(tmp_path, capsys):
     assert "position written to" in capsys.readouterr().out
     seen = read_svg(out.read_text(encoding="utf-8"))
     # the oracle: the record's first two turns played on a fresh Game
-    from kc_sim.ui.replay import start_position
+    from kc_sim.play.seeing import start_position
 
     g = start_position(rec)
     for turn in rec["turns"][:2]:

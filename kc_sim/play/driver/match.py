@@ -18,13 +18,9 @@ import numpy as np
 from kc_sim.core import match as rule
 from kc_sim.core.layout import MAX_SEATS
 from kc_sim.core.step import first_dealer
-from kc_sim.game.rules import MATCH_KIND_NAMES, RuleSet
-from kc_sim.game.variants import MatchKind
+from kc_sim.game.rules import RuleSet
 
-__all__ = ["MATCH_KINDS", "Match", "MatchRound"]
-
-#: the match switch's kind name -> the compiled core's number
-MATCH_KINDS = {name: MatchKind(i) for i, name in enumerate(MATCH_KIND_NAMES)}
+__all__ = ["Match", "MatchRound"]
 
 
 @dataclass(frozen=True)

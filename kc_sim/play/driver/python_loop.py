@@ -54,7 +54,8 @@ from kc_sim.play.table.view import (
     unpackers,
     view_buffer,
 )
-from kc_sim.play.driver.seat import SeatedAgents, SeatFault
+from kc_sim.play.driver.faults import SeatFault
+from kc_sim.play.driver.seat import SeatedAgents
 from kc_sim.play.driver.watchdog import rounds_in_play
 from kc_sim.records.format import make_record, turns_from_log
 from kc_sim.support.lazy import OnFirstUse

@@ -29,21 +29,22 @@ import numpy as np
 from kc_sim.core import layout, loop
 from kc_sim.core import match as match_rule
 from kc_sim.core.policy_set import PolicySet, policy_ref
+from kc_sim.core.step import first_dealer
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.driver.faults import (
     DEFAULT_FAULT_DIR,
     AgentFault,
+    SeatFault,
     first_failing,
     raises,
     unreproduced,
 )
-from kc_sim.play.driver.match import MATCH_KINDS, Match
+from kc_sim.play.driver.match import Match
 from kc_sim.play.driver.python_loop import PythonLoop, write_row
 from kc_sim.play.agents.registry import load_agents, trusted
-from kc_sim.play.driver.seat import SeatFault
 
-__all__ = ["AgentFault", "MATCH_KINDS", "play_rounds", "play_matches", "max_match_rounds", "policies_tuple", "policy_set", "loop_name", "compiled_loop", "warm", "WARM_SETS",
+__all__ = ["AgentFault", "play_rounds", "play_matches", "max_match_rounds", "policies_tuple", "policy_set", "loop_name", "compiled_loop", "warm", "WARM_SETS",
            "DEFAULT_FAULT_DIR"]
 
 _ROWS_PER_CALL = 1 << 16          # round rows per compiled play_matches call (memory bound)
@@ -186,7 +187,6 @@ def _python_rounds(specs, seeds, rules, out, fault_dir, first_index: int = 0, lo
     seat_map = list(range(players))
     seat_map_arr = np.arange(layout.MAX_SEATS, dtype=np.int64)
     scores = (0,) * players
-    first_dealer = loop.first_dealer
     for i, seed in enumerate(seeds.tolist()):
         dealer = first_dealer(seed, players)
         try:

@@ -38,7 +38,7 @@ from kc_sim.play.driver.faults import SeatFault
 from kc_sim.play.driver.watchdog import AgentStalled
 from kc_sim.support.lazy import OnFirstUse
 
-__all__ = ["SeatedAgents", "SeatFault", "as_action", "ACTION_HELP"]
+__all__ = ["SeatedAgents", "as_action", "ACTION_HELP"]
 
 ACTION_HELP = "an action id 0-448 or its text (7H>E, N>E, stop)"
 _TEXT_IDS = {action_text(a): a for a in range(layout.N_ACTIONS)}

@@ -10,7 +10,7 @@ decision. Nothing is added per decision: no counter, no clock, no system call.
 A decision that has left the state unchanged past its limit is stopped by raising
 :class:`AgentStalled` in the playing thread (:func:`stop_decision`, CPython's
 ``PyThreadState_SetAsyncExc``). It comes out of the agent's ``act`` as if the agent had
-raised it, so the seat driver turns it into a ``stalled`` :class:`~kc_sim.play.driver.seat.SeatFault`
+raised it, so the seat driver turns it into a ``stalled`` :class:`~kc_sim.play.driver.faults.SeatFault`
 and the runner into an :class:`~kc_sim.play.driver.faults.AgentFault` with the round's game
 record saved - the path of any agent that raises. An exception is raised only where Python
 code runs: a decision stuck in compiled or C code (a numba loop, a call that never returns)

@@ -15,7 +15,6 @@ _EXPORTS = {
     "record_round": "kc_sim.play.recording.recorded",
     "record_row": "kc_sim.play.recording.recorded",
     "record_rounds": "kc_sim.play.recording.command",
-    "round_seed": "kc_sim.play.recording.command",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -35,7 +35,7 @@ from kc_sim.game.rules import RuleSet, parse_rules
 from kc_sim.play.table.game import Game
 from kc_sim.play.driver.python_loop import PythonLoop
 from kc_sim.play.agents.registry import load_agents
-from kc_sim.play.driver.seat import SeatFault
+from kc_sim.play.driver.faults import SeatFault
 from kc_sim.records.format import make_record, turns_from_log
 
 __all__ = ["RecordedRound", "record_round", "record_row", "record_compiled_round"]

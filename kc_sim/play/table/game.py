@@ -13,12 +13,12 @@ import numpy as np
 
 from kc_sim.core import layout as L
 from kc_sim.core.legal import is_legal, legal_mask
-from kc_sim.core.loop import first_dealer
 from kc_sim.core.step import (
     add_to_hand,
     apply,
     clear_table,
     deal_stock,
+    first_dealer,
     open_turn,
     put_on_pile,
     shuffle_stock,
