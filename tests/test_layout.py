@@ -69,8 +69,9 @@ def imports(name: str) -> frozenset[str]:
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = _resolve(name, node)
-            # ``from pkg import mod`` imports the module pkg.mod; ``from mod import name`` the module mod
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+            # ``from mod import name`` imports the module mod; ``from pkg import mod`` both pkg.mod and
+            # pkg (it reads the name from pkg, whose __init__ may itself import what imports this)
+            targets = [base] + [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known]
         else:
             continue
         for t in targets:
@@ -218,6 +219,7 @@ def test_the_checks_see_what_they_check():
     """The graph is read right: a function-level import counts, a relative one is resolved,
     and a kernel is told from a plain function."""
     assert "kc_sim.core.layout" in imports("kc_sim.core.step")
+    assert "kc_sim.cli" in imports("kc_sim.cli.__main__")      # ``from pkg import x`` counts pkg
     assert package_of("kc_sim.errors") == "kc_sim" and package_of("kc_sim.play.agents.registry") == "kc_sim.play"
     src = ast.parse("@nb.njit(cache=True)\ndef f(): pass\n@kernel\ndef g(): pass\ndef h(): pass\n")
     assert [is_compiled(f) for f in src.body] == [True, True, False]

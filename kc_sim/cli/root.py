@@ -17,12 +17,12 @@ import typer
 # typer (>= 0.16, as declared) vendors click and does not re-export these exceptions
 from typer._click import exceptions as click_exceptions
 
-from kc_sim.cli import analysis as cli_analysis
-from kc_sim.cli import leaderboard as cli_leaderboard
-from kc_sim.cli import learn as cli_learn
-from kc_sim.cli import play as cli_play
-from kc_sim.cli import power as cli_power
-from kc_sim.cli import tournament as cli_tournament
+import kc_sim.cli.analysis as cli_analysis
+import kc_sim.cli.leaderboard as cli_leaderboard
+import kc_sim.cli.learn as cli_learn
+import kc_sim.cli.play as cli_play
+import kc_sim.cli.power as cli_power
+import kc_sim.cli.tournament as cli_tournament
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError, os_error_text
 from kc_sim.game.rules import parse_rules

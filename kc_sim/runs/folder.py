@@ -32,7 +32,7 @@ from importlib import metadata
 from pathlib import Path
 
 from kc_sim.errors import UserError
-from kc_sim.runs import layout
+import kc_sim.runs.layout as layout
 from kc_sim.runs.lock import FolderLock, notice, now
 from kc_sim.runs.manifest import ChunkEntry, Manifest, RunConfig, ScheduleInfo, StopInfo, read_manifest_json
 from kc_sim.runs.parts import Digests, chunk_identity, merge_parquet, reads_whole, write_json, write_parquet

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kc_sim.errors import UserError
-from kc_sim.runs import layout
+import kc_sim.runs.layout as layout
 from kc_sim.runs.manifest import Manifest, read_manifest
 from kc_sim.runs.parts import Digests, chunk_identity, to_pandas
 from kc_sim.runs.schema import AGENT, PENALTY, TALLY_KEY, TOTAL, seat_arrays, seat_names, seats_of
