@@ -85,6 +85,14 @@ def as_a_foreground_job() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGQUIT})
 
 
+def command_line(p: psutil.Process) -> str:
+    """``p``'s command line, or "" once it has ended (a zombie, or gone)."""
+    try:
+        return " ".join(p.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def ignores_ctrl_c(pid: int) -> bool:
     """Does process ``pid`` ignore SIGINT (its /proc status's SigIgn mask)?"""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -585,7 +593,7 @@ def test_killed_worker_ends_with_one_line_and_the_rerun_finishes(term, tmp_path)
         for attempt in (1, 2, 3):
             t = term(*BIG)
             wait_for_done_chunk(t, run, timeout=90, more_than=done)
-            workers = [p for p in t.note_descendants() if "popen_loky_posix" in " ".join(p.cmdline())]
+            workers = [p for p in t.note_descendants() if "popen_loky_posix" in command_line(p)]
             assert workers, "no loky worker among the children of kc-sim"
             workers[0].send_signal(signal.SIGKILL)
             status = t.finish(timeout=20)
@@ -595,7 +603,10 @@ def test_killed_worker_ends_with_one_line_and_the_rerun_finishes(term, tmp_path)
             soft.no_traceback(t, step)
             said = [x for x in t.lines if x.startswith("kc-sim:")]
             if soft.check(len(said) == 1, f"{step}: expected one 'kc-sim:' line, got {len(said)}:\n{t.screen(15)}"):
-                soft.check(re.search(r"\bchunks? \d+", said[0]), f"{step}: no chunk named in {said[0]!r}")
+                # under load the killed worker may still be warming up (a chunk is done by the other
+                # one): the line then names the warm-up, as true as a chunk's number
+                soft.check(re.search(r"\bchunks? \d+|while playing the warm-up", said[0]),
+                           f"{step}: neither a chunk nor the warm-up named in {said[0]!r}")
                 soft.check(re.search(r"resum|rerun", said[0]), f"{step}: no word of resuming in {said[0]!r}")
             assert_no_workers_left(t, within=5)
             done, _ = chunks_done(run)
