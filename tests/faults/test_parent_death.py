@@ -50,7 +50,7 @@ def test_no_process_outlives_the_command(backend, sig, tmp_path):
     os.kill(p.pid, sig)
     run = finish(p, timeout=60)
     assert not run.left, run.left
-    assert "Traceback" not in run.err
+    assert "Traceback" not in run.err, run.err                 # whole: which thread, which error
     if sig != signal.SIGKILL:                  # it says what it kept
         assert run.code == 128 + sig, run.err
         assert "rerun the same command" in run.err, run.err
