@@ -20,11 +20,15 @@ import kc_sim
 KC_SIM = str(Path(sys.executable).parent / "kc-sim")
 
 
+def _base_env() -> dict:
+    """The environment a person starts kc-sim in: ``NUMBA_CACHE_DIR`` is the base folder they
+    chose (or kc-sim's default), not the per-source folder this process has set up under it,
+    so a child finds that folder by itself, as a new terminal would."""
+    return dict(os.environ, NUMBA_CACHE_DIR=str(Path(kc_sim.CACHE_DIR).parent))
+
+
 def _env() -> dict:
-    """The environment a person has: no NUMBA_CACHE_DIR (kc-sim picks its default)."""
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    env["NUMBA_DEBUG_CACHE"] = "1"
-    return env
+    return dict(_base_env(), NUMBA_DEBUG_CACHE="1")
 
 
 def _run(args, cwd) -> str:
@@ -36,7 +40,7 @@ def _run(args, cwd) -> str:
 def test_every_entry_point_shares_one_compile_cache(tmp_path):
     folder = subprocess.run([sys.executable, "-c", "import kc_sim; print(kc_sim.CACHE_DIR)"], env=_env(),
                             capture_output=True, text=True, check=True).stdout.strip()
-    assert folder == kc_sim.CACHE_DIR            # the same folder with or without NUMBA_CACHE_DIR set
+    assert folder == kc_sim.CACHE_DIR            # the child found the folder under the base, as this process did
     # the command first (it compiles whatever is not cached yet) ...
     _run([KC_SIM, "tournament", "--agents", "greedy,merger", "--rounds", "2000", "--jobs", "1", "-q",
           "--out", "a"], tmp_path)
@@ -116,6 +120,17 @@ def test_import_kc_sim_leaves_the_environment_alone():
     assert out == ["None", "False", "True"]
 
 
+def test_without_numba_cache_dir_the_folder_is_under_home(tmp_path):
+    """With no ``NUMBA_CACHE_DIR`` the folder is ``~/.cache/kc-sim/numba/kc-sim-<source hash>``
+    (nothing is compiled here: reading the folder's name compiles nothing)."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["HOME"] = str(tmp_path)
+    folder = subprocess.run([sys.executable, "-c", "import kc_sim; print(kc_sim.CACHE_DIR)"], env=env,
+                            capture_output=True, text=True, check=True, timeout=300).stdout.strip()
+    assert Path(folder).parent == tmp_path / ".cache" / "kc-sim" / "numba"
+    assert Path(folder).name == Path(kc_sim.CACHE_DIR).name
+
+
 @pytest.mark.parametrize("first", ["import numba", "import agents.greedy", "import kc_sim.env.obs_vector",
                                    "from kc_sim.play import Game"])
 def test_the_folder_is_set_whatever_is_imported_first(first):
@@ -123,7 +138,6 @@ def test_the_folder_is_set_whatever_is_imported_first(first):
     an environment module or the play layer is imported first."""
     code = (f"{first}\nimport numba, kc_sim, agents.greedy\n"
             "print(numba.config.CACHE_DIR == kc_sim.CACHE_DIR, agents.greedy.greedy_policy._cache._cache_path)")
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+    out = subprocess.run([sys.executable, "-c", code], env=_base_env(), capture_output=True, text=True, check=True,
                          timeout=300).stdout.split()
     assert out[0] == "True" and out[1].startswith(kc_sim.CACHE_DIR), out

@@ -172,7 +172,7 @@ def real_tally(agents, players: int, deals: int, seed: int, rules: str = "classi
 
 def tally_intervals(tally: Tally, labels) -> dict:
     """The intervals of the summary of a tally, in the keys of :func:`intervals`."""
-    out: dict = {kind: {} for kind in ("agent_win", "agent_penalty", "seat_win", "pair_win", "pair_penalty", "beat",
+    out: dict = {kind: {} for kind in ("agent_win", "agent_penalty", "summary_position_win", "pair_win", "pair_penalty", "beat",
                                        "diff", "ahead")}
     names = list(labels)
     for row in tally.agent_table(names).itertuples(index=False):
@@ -180,8 +180,8 @@ def tally_intervals(tally: Tally, labels) -> dict:
         out["agent_win"][a] = (row.win_rate, row.win_lo, row.win_hi)
         out["agent_penalty"][a] = (row.mean_penalty, row.penalty_lo, row.penalty_hi)
         for s in range(tally.players):
-            out["seat_win"][(a, s)] = (getattr(row, f"win_rate_seat_{s}"), getattr(row, f"win_lo_seat_{s}"),
-                                       getattr(row, f"win_hi_seat_{s}"))
+            out["summary_position_win"][(a, s)] = (getattr(row, f"win_rate_pos_{s + 1}"),
+                                                   getattr(row, f"win_lo_pos_{s + 1}"), getattr(row, f"win_hi_pos_{s + 1}"))
     for row in tally.head_to_head(names).itertuples(index=False):
         key = (names.index(row.agent), names.index(row.opponent))
         out["pair_win"][key] = (row.win_rate, row.win_lo, row.win_hi)
@@ -237,7 +237,7 @@ ALIKE = 0.01
 
 def key_tables(cell: Cell) -> str:
     """The coverage of a real-agent cell key by key (markdown): per agent (its win rate, mean
-    penalty and win rate in each seat) and per ordered pair (with the share of deals in which
+    penalty and win rate at each position in turn order) and per ordered pair (with the share of deals in which
     the pair's penalties differ). The pooled figure of a kind can hide a key the game makes
     conservative (two agents that play alike in most deals); this shows which."""
     labels = cell.scenario.split(": ", 1)[1].split(",")
@@ -247,11 +247,11 @@ def key_tables(cell: Cell) -> str:
         n, c = cell.by_key.get(kind, {}).get(str(key), (0, 0))
         return f"{100 * c / n:.1f}%" if n else "exact" if cell.exact.get(kind) else "-"
 
-    lines = ["| agent | win rate | mean penalty | " + " | ".join(f"seat {s + 1}" for s in range(k)) + " |",
+    lines = ["| agent | win rate | mean penalty | " + " | ".join(f"position {s + 1}" for s in range(k)) + " |",
              "|---|---|---|" + "---|" * k]
     for a, name in enumerate(labels):
         lines.append(f"| {name} | {pct('agent_win', a)} | {pct('agent_penalty', a)} | "
-                     + " | ".join(pct("seat_win", (a, s)) for s in range(k)) + " |")
+                     + " | ".join(pct("summary_position_win", (a, s)) for s in range(k)) + " |")
     pair_kinds = ("pair_win", "pair_penalty", "beat", "diff", "ahead")
     lines += ["", "| agent, with | penalties differ in | win rate | mean penalty | lower penalty | "
               "penalty difference | finishes ahead |", "|---|---|---|---|---|---|---|"]

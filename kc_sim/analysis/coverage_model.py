@@ -47,7 +47,7 @@ from kc_sim.stats.run_stats import RunStats
 KINDS = (
     ("agent_win", "win rate of an agent", "summary"),
     ("agent_penalty", "mean penalty of an agent", "summary"),
-    ("seat_win", "win rate of an agent in a seat", "summary.parquet"),
+    ("summary_position_win", "an agent's win rate by position in turn order", "summary, summary.parquet"),
     ("pair_win", "win rate of an agent over the rounds with another", "summary, bench-agent"),
     ("pair_penalty", "mean penalty of an agent over the rounds with another", "summary.parquet"),
     ("beat", "share of rounds with a lower penalty than another", "summary.parquet"),
@@ -176,7 +176,7 @@ def labels(model: Model) -> list[str]:
 def tally_of(model: Model, r: dict, m: dict | None = None) -> Tally:
     """The tournament's tally of the rounds (and matches), as the workers fill it."""
     t = Tally.for_deals(model.n_agents, model.players, int(r["group"].max()) + 1)
-    t.add_rounds(r["group"], r["agent"], r["penalty"], r["winner"], count_deals=False)
+    t.add_rounds(r["group"], r["agent"], r["penalty"], r["winner"], r["first"], count_deals=False)
     t.deals = len(np.unique(r["group"]))
     if m is not None:
         t.add_matches(m["group"], m["agent"], m["total"], m["winners"], count_deals=False)
@@ -231,7 +231,7 @@ def intervals(model: Model, r: dict, m: dict | None = None, bootstrap: int = 0, 
         out["agent_win"][a] = t.rate("agent", "win", a)
         out["agent_penalty"][a] = t.mean("agent", "penalty", a)
         for s in range(k):
-            out["seat_win"][(a, s)] = t.rate("seat", "win", a * k + s)
+            out["summary_position_win"][(a, s)] = t.rate("position", "win", a * k + s)
         if m is not None:
             out["match_win"][a] = t.rate("match", "win", a)
             out["match_total"][a] = t.mean("match", "total", a)
@@ -330,14 +330,14 @@ def tally_truth(tally: Tally) -> dict:
     """The figures of a (large) tally as point values in the keys of :func:`intervals`."""
     A, k = tally.n_agents, tally.players
     out: dict = {kind: {} for kind, _, _ in KINDS}
-    ag, se, pr = tally.agent, tally.seat, tally.pair
+    ag, se, pr = tally.agent, tally.position, tally.pair
     for a in range(A):
         if ag.count(a) == 0:
             continue
         out["agent_win"][a] = ag.total("win", a) / ag.count(a)
         out["agent_penalty"][a] = ag.total("penalty", a) / ag.count(a)
         for s in range(k):
-            out["seat_win"][(a, s)] = se.total("win", a * k + s) / se.count(a * k + s)
+            out["summary_position_win"][(a, s)] = se.total("win", a * k + s) / se.count(a * k + s)
         for b in range(A):
             ab, ba = a * A + b, b * A + a
             if a == b or pr.count(ab) == 0:

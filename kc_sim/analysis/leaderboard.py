@@ -241,6 +241,35 @@ def _pct(x: float, signed: bool = False, digits: int = 1) -> str:
     return "n/a" if x is None or math.isnan(x) else (f"{100 * x:+.{digits}f}" if signed else f"{100 * x:.{digits}f}")
 
 
+def _digits_apart(x: float, y: float, most: int = 3) -> int:
+    """The fewest decimals (1 to ``most``) at which two percentages print differently, so a
+    line comparing them does not show two equal numbers for values that differ."""
+    for d in range(1, most + 1):
+        if _pct(x, digits=d) != _pct(y, digits=d):
+            return d
+    return most
+
+
+def untold_lines(df, meta: Metagame) -> list[str]:
+    """For each agent in the Nash mixture's support, one line naming the agents outside it
+    that it is not told apart from (their share's 95% interval includes 50%): the mixture
+    breaks those ties by this run's noise, so another seed may move the weight (exact copies,
+    the same share in every deal, are split equally instead)."""
+    weight = dict(zip(df["agent"].astype(str), df["nash_weight"]))
+    untold: dict[str, list[str]] = {}
+    for r in meta.pairs.itertuples(index=False):
+        a, b = str(r.agent), str(r.opponent)
+        wa, wb = weight.get(a, math.nan), weight.get(b, math.nan)
+        if not (wa > 0 >= wb) or excludes_half(r.share_lo, r.share_hi):
+            continue
+        d = max(_digits_apart(r.share_lo, r.share_hi), *(_digits_apart(x, 0.5) for x in (r.share, r.share_lo, r.share_hi)))
+        untold.setdefault(a, []).append(f"{b} ({_pct(r.share, digits=d)}% [{_pct(r.share_lo, digits=d)}, "
+                                        f"{_pct(r.share_hi, digits=d)}])")
+    return [f"{a} is not told apart from {', '.join(others)} ({a}'s share against each, 95% interval around 50%): "
+            "the mixture's weight goes to it by this run's noise, and another seed may move it"
+            for a, others in untold.items()]
+
+
 def format_metagame(df, meta: Metagame) -> str:
     """The text after the Bradley-Terry table: the pairwise matrix (row agent's share
     against the column agent, ``*`` where the 95% interval excludes 50%), the intransitive
@@ -296,6 +325,7 @@ def format_metagame(df, meta: Metagame) -> str:
     if "nash_support" in df and df["nash_support"].notna().any():
         lines.append("in support: share of the bootstrap resamples in which the agent is in the mixture's support "
                      "(its Nash rating is 0 there)")
+    lines += untold_lines(df, meta)
     return "\n".join(lines)
 
 
@@ -315,8 +345,9 @@ def format_fit(fit: dict) -> str:
     stat = f"chi2 {fit['chi2']:.2f} on {fit['df']} df, p = {fit['p_value']:.3g}"
     worst = ""
     if "worst_agent" in fit:
-        worst = (f"{fit['worst_agent']} vs {fit['worst_opponent']}: observed {_pct(fit['worst_share'])}%, "
-                 f"BT {_pct(fit['worst_bt_share'])}% (z = {fit['worst_z']:+.1f})")
+        d = _digits_apart(fit["worst_share"], fit["worst_bt_share"])
+        worst = (f"{fit['worst_agent']} vs {fit['worst_opponent']}: observed {_pct(fit['worst_share'], digits=d)}%, "
+                 f"BT {_pct(fit['worst_bt_share'], digits=d)}% (z = {fit['worst_z']:+.1f})")
     if fit["fits"]:
         return f"BT fits: {stat}" + (f"; largest residual {worst}" if worst else "") + note
     return (f"BT does not fit: worst pair {worst}; {stat}" if worst else f"BT does not fit: {stat}") + note

@@ -60,6 +60,12 @@ def fmt_num(v, lo=None, hi=None, digits: int = 2, width: int | None = None) -> s
     return _fmt(v, lo, hi, digits, 1, "", width=width)
 
 
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th``, ... (positions in turn order)."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def excludes(ci, value) -> int:
     """+1 when the interval ``(v, lo, hi)`` lies above ``value``, -1 below, 0 when it
     contains it (or has no bounds)."""

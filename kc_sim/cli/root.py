@@ -35,8 +35,23 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
-    help="kc-sim: a fast simulation harness for Kings in the Corner.",
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from kc_sim import __version__
+
+        typer.echo(f"kc-sim {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[Optional[bool], typer.Option("--version", callback=_print_version, is_eager=True,
+                                                    help="print kc-sim's version and exit")] = None,
+):
+    """kc-sim: a fast simulation harness for Kings in the Corner."""
 
 
 def _agent_names(agents: str, players: int) -> list[str]:

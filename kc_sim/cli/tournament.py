@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from kc_sim.analysis.text import fmt_num, fmt_pct
+from kc_sim.analysis.text import fmt_num, fmt_pct, ordinal
 from kc_sim.cli.leaderboard import tournament_hook
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
@@ -206,15 +206,19 @@ def format_summary(df) -> str:
     if df is None or not len(df):
         return ""
     agents = df[df["opponent"].isna()]
-    seats = [c for c in df.columns if c.startswith("win_rate_seat_")]
+    positions = [c for c in df.columns if c.startswith("win_rate_pos_")]
     deals = int(agents["deals"].max()) if "deals" in agents and agents["deals"].notna().any() else None
     lines = [f"{'agent':18s} {'rounds':>10s}  {'win rate [95% CI]':22s} {'mean penalty [95% CI]':22s} "
-             + " ".join(f"seat{c.rsplit('_', 1)[1]:>2s}" for c in seats)]
+             + " ".join(f"{ordinal(int(c.rsplit('_', 1)[1])):>6s}" for c in positions)]
     for _, r in agents.iterrows():
         lines.append(f"{str(r['agent']):18s} {int(r['rounds']):>10,d}  "
                      f"{_ci(r['win_rate'], r['win_lo'], r['win_hi'], True):22s} "
                      f"{_ci(r['mean_penalty'], r['penalty_lo'], r['penalty_hi'], False):22s} "
-                     + " ".join(f"{100 * r[c]:5.1f}%" for c in seats))
+                     + " ".join(f"{100 * r[c]:5.1f}%" for c in positions))
+    if positions:
+        lines.append(f"{', '.join(ordinal(p + 1) for p in range(len(positions)))}: win rate by position in turn "
+                     "order (1st plays first, left of the dealer; the dealer is drawn for every deal, so a seat's "
+                     "number says little)")
     if "matches" in df.columns:
         lines.append("")
         lines.append(f"{'agent':18s} {'matches':>10s}  {'match win rate [95% CI]':24s} {'mean total [95% CI]':22s}")
@@ -238,6 +242,8 @@ def format_summary(df) -> str:
                          f"{_ci(r['penalty_diff'], r['diff_lo'], r['diff_hi'], False):24s}")
         lines.append("finishes ahead: share of the rounds both played in which the agent's penalty was lower "
                      "(ties half); it and the penalty diff are paired within each deal")
+        lines.append("win rate: share of the rounds both played in which the agent went out (won the round; a "
+                     "blocked round is won by nobody)")
         lines += identical_notes(pairs)
     why = "every deal is played in every seating, so its rounds are not independent"
     lines.append(f"intervals: 95%, clustered by deal ({deals:,} deals; {why})" if deals
@@ -357,7 +363,8 @@ def bench_agent(
                                    command=command)
         res = run_tournament(opts)
         table = bench_table(res)
-    typer.echo(format_bench(table, res.plan.labels[res.plan.named[0]]))
+    name = res.plan.labels[res.plan.named[0]]
+    typer.echo(format_bench(table, name, res.tally.agent_table(res.plan.labels).set_index("agent").loc[name]))
     typer.echo(final_line(res) if out is not None else final_line(res).rsplit(";", 1)[0])
 
 
@@ -367,7 +374,9 @@ def bench_table(res):
     return h2h[h2h["agent"] == res.plan.labels[res.plan.named[0]]].reset_index(drop=True)
 
 
-def format_bench(table, name: str) -> str:
+def format_bench(table, name: str, row=None) -> str:
+    """The agent's head-to-head rows against each baseline; ``row``: its row of the agent
+    table, for its win rate by position in turn order over all baselines."""
     lines = [f"{name} against each baseline (both seat orders, duplicate deals):",
              f"{'baseline':18s} {'rounds':>10s}  {'win rate [95% CI]':22s} {'penalty diff [95% CI]':24s}"]
     for _, r in table.iterrows():
@@ -376,4 +385,8 @@ def format_bench(table, name: str) -> str:
                      f"{_ci(r['penalty_diff'], r['diff_lo'], r['diff_hi'], False):24s}")
     lines.append("penalty diff = mean penalty of the agent minus the baseline's in the same round "
                  "(negative is better); intervals: 95%, clustered by deal, the difference paired within the deal")
+    if row is not None and "win_rate_pos_1" in row:
+        lines.append(f"{name} by position in turn order, over all baselines: " + ", ".join(
+            f"{ordinal(p)} {_ci(row[f'win_rate_pos_{p}'], row[f'win_lo_pos_{p}'], row[f'win_hi_pos_{p}'], True).strip()}"
+            for p in (1, 2)) + " (1st plays first, left of the dealer)")
     return "\n".join(lines + identical_notes(table))

@@ -263,9 +263,10 @@ class RunReader:
         """Add to ``tally`` the rows of the round parts ``missing`` (and of their match parts)."""
         import pyarrow.parquet as pq  # lazy: pyarrow is slow to import
         for p, (codes, pen, winner) in zip(missing, self.codes(paths=missing, names=names)):
-            t = pq.read_table(p, columns=["group", "lineup"])
+            t = pq.read_table(p, columns=["group", "lineup", "first"])
             first = bool(t.num_rows) and int(t.column("lineup")[0].as_py() or 0) == 0
-            tally.add_rounds(t.column("group").to_numpy(), codes, pen, winner, count_deals=first)
+            tally.add_rounds(t.column("group").to_numpy(), codes, pen, winner,
+                             t.column("first").to_numpy().astype(np.int64), count_deals=first)
         match_parts = [p for p in (self.path / layout.MATCHES / p.name for p in missing) if p.exists()]
         for p, (codes, total, winners) in zip(match_parts, self.codes(layout.MATCHES, TOTAL, match_parts, names)):
             t = pq.read_table(p, columns=["group", "lineup"])

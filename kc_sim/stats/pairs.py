@@ -7,6 +7,9 @@
   ``s != t``, both dealt in and held by different agents. The tally's head-to-head sums,
   the leaderboard's comparisons and the coverage study's truth all expand a round this way
   (the leaderboard takes each unordered pair once, its lower agent index first).
+* **Position in turn order** (:func:`turn_positions`): 0 for the seat that plays first
+  (left of the dealer), then clockwise. The dealer is drawn for every deal, so a seat's
+  number averages the positions out; the first-player edge shows by position.
 * **Finishes ahead** (:func:`ahead`, :func:`ahead_of`): of two agents in a round, the one
   with the lower penalty finishes ahead; equal penalties count half for each. It is the
   score of the head-to-head tables, the leaderboard's Bradley-Terry comparisons, the
@@ -35,6 +38,13 @@ def seat_pairs(seat_agent, dealt, ordered: bool = True):
     dealt = np.asarray(dealt, dtype=bool)
     for s, t in (itertools.permutations if ordered else itertools.combinations)(range(seat_agent.shape[1]), 2):
         yield s, t, np.flatnonzero(dealt[:, s] & dealt[:, t] & (seat_agent[:, s] != seat_agent[:, t]))
+
+
+def turn_positions(first, seat, players: int):
+    """The position in turn order of ``seat`` in rounds whose first player sat at ``first``
+    (arrays alike, or scalars): 0 plays first, ``players - 1`` last. A seat left out of a
+    match round keeps its place, as the run's report counts positions."""
+    return (np.asarray(seat) - np.asarray(first)) % players
 
 
 def ahead_of(beat, tie):

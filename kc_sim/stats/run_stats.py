@@ -27,7 +27,7 @@ from kc_sim.stats.hist import (
     merge_intervals,
     percentile_from_hist,
 )
-from kc_sim.stats.pairs import seat_pairs
+from kc_sim.stats.pairs import seat_pairs, turn_positions
 from kc_sim.stats.sums import Deals, Sums, batch_count, deal_index
 from kc_sim.stats.tally import Tally
 
@@ -126,7 +126,7 @@ class RunStats:
         self._prepare(deals, lu + 1)
         self._note_deals(deals)
         if self._fill_tally:
-            self.tally.add_rounds(G, A, P, W, count_deals=lu == 0, deals=deals)
+            self.tally.add_rounds(G, A, P, W, F, count_deals=lu == 0, deals=deals)
         lg = deals.lg
         self.n += n
         dealt_p = P >= 0
@@ -136,11 +136,11 @@ class RunStats:
         remap = np.full(na + 1, -1, np.int64)
         remap[present] = np.arange(kp)
         LA = remap[A]                                  # A = -1 maps to the last entry: -1
-        wpos = np.where(W >= 0, (W - F) % K, -1)
+        wpos = np.where(W >= 0, turn_positions(F, W, K), -1)
 
         # per agent x position, and the penalty histogram: one observation per seat dealt in
         r, s = np.nonzero(dealt)
-        pos = (s - F[r]) % K
+        pos = turn_positions(F[r], s, K)
         self.pos_agent.add(LA[r, s] * K + pos, deals, lg[r], {"win": W[r] == s},
                            (present[:, None] * K + np.arange(K)[None, :]).ravel())
         pen = P[r, s]

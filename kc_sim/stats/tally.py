@@ -11,7 +11,9 @@ with the number of rounds (keys x values x batches at most).
 Sums (keys in brackets; ``A`` agents, ``k`` seats):
 
 * ``agent`` [a]: ``n`` rounds dealt in, ``win``, ``penalty``;
-* ``seat`` [a * k + s]: ``n`` rounds in seat s, ``win``;
+* ``position`` [a * k + p]: ``n`` rounds a played at position p in turn order (0 plays
+  first, the seat left of the dealer: :func:`~kc_sim.stats.pairs.turn_positions`), ``win``.
+  The seat number itself says little, as the dealer is drawn for every deal;
 * ``pair`` [a * A + b, over the rounds both a and b were dealt in]: ``n``, ``win`` (a won),
   ``penalty`` (a's), ``beat`` (a's penalty below b's), ``tie`` (equal penalties); b's
   penalty over the same rounds is ``penalty`` of [b * A + a], so the penalty difference
@@ -37,7 +39,7 @@ from kc_sim.stats.intervals import (
     mean_from_sums,
     rate_from_sums,
 )
-from kc_sim.stats.pairs import agent_index, ahead_of, seat_pairs
+from kc_sim.stats.pairs import agent_index, ahead_of, seat_pairs, turn_positions
 from kc_sim.stats.sums import Deals, Sums, batch_width, deal_index
 
 if TYPE_CHECKING:
@@ -47,13 +49,13 @@ if TYPE_CHECKING:
 # and must start without it.
 
 #: the format of the tally stored in a part's metadata (:meth:`Tally.to_json`)
-TALLY_FORMAT = 2
-VALUES = {"agent": ("win", "penalty"), "seat": ("win",), "pair": ("win", "penalty", "beat", "tie"),
+TALLY_FORMAT = 3
+VALUES = {"agent": ("win", "penalty"), "position": ("win",), "pair": ("win", "penalty", "beat", "tie"),
           "match": ("win", "total")}
 
 
 class Tally:
-    """Per-batch sums of a run (or of one chunk) by agent, seat and pair (module doc).
+    """Per-batch sums of a run (or of one chunk) by agent, position in turn order and pair (module doc).
     ``width`` deals per batch (:func:`~kc_sim.stats.sums.batch_width` of the deals per
     line-up); ``deals`` counts the deals played (once, from the rounds of line-up 0)."""
 
@@ -62,7 +64,7 @@ class Tally:
         self.n_agents, self.players, self.width = A, k, max(1, int(width))
         self.deals = 0
         self.match_deals = 0
-        sizes = {"agent": A, "seat": A * k, "pair": A * A, "match": A}
+        sizes = {"agent": A, "position": A * k, "pair": A * A, "match": A}
         self.sums = {name: Sums(sizes[name], VALUES[name], 0) for name in VALUES}
 
     @classmethod
@@ -75,8 +77,8 @@ class Tally:
         return self.sums["agent"]
 
     @property
-    def seat(self) -> Sums:
-        return self.sums["seat"]
+    def position(self) -> Sums:
+        return self.sums["position"]
 
     @property
     def pair(self) -> Sums:
@@ -130,10 +132,11 @@ class Tally:
             s.grow(s.n_keys, int(deals.ub.max()) + 1)
         return deals
 
-    def add_rounds(self, group, seat_agent, penalty, winner, count_deals: bool = True,
+    def add_rounds(self, group, seat_agent, penalty, winner, first, count_deals: bool = True,
                    deals: Deals | None = None) -> Tally:
         """Add rounds: ``group[i]`` deal number, ``seat_agent[i, s]`` agent index in seat s,
-        ``penalty[i, s]`` (< 0: seat not in the round), ``winner[i]`` seat or < 0.
+        ``penalty[i, s]`` (< 0: seat not in the round), ``winner[i]`` seat or < 0,
+        ``first[i]`` the seat that played first (None: not known, no position sums).
         ``count_deals``: count the rounds' deals in :attr:`deals` (the worker counts them
         for the chunks of line-up 0 only, as every line-up plays the same deals); ``deals``:
         the rounds' :func:`~kc_sim.stats.sums.deal_index` at this tally's width, when the
@@ -145,7 +148,7 @@ class Tally:
         if len(group) == 0:
             return self
         A, k = self.n_agents, self.players
-        deals = self._deals(group, ("agent", "seat", "pair"), deals)
+        deals = self._deals(group, ("agent", "position", "pair"), deals)
         lg = deals.lg
         if count_deals:
             self.deals += len(deals.deals)
@@ -153,7 +156,9 @@ class Tally:
         r, s = np.nonzero(dealt)
         a, pen, won = seat_agent[r, s], P[r, s], W[r] == s
         self.agent.add(a, deals, lg[r], {"win": won, "penalty": pen}, np.arange(A))
-        self.seat.add(a * k + s, deals, lg[r], {"win": won}, np.arange(A * k))
+        if first is not None:
+            pos = turn_positions(np.asarray(first, dtype=np.int64)[r], s, k)
+            self.position.add(a * k + pos, deals, lg[r], {"win": won}, np.arange(A * k))
         key, at, won, pa, pb = ([] for _ in range(5))
         for sa, sb, rb in seat_pairs(seat_agent, dealt):
             key.append(seat_agent[rb, sa] * A + seat_agent[rb, sb])
@@ -226,8 +231,9 @@ class Tally:
     # --- tables -------------------------------------------------------------------------
     def agent_table(self, names) -> pd.DataFrame:
         """One row per agent that played: rounds, wins, win rate and interval, mean penalty
-        and interval, win rate by seat with its interval (and match figures when matches
-        were added): every interval clustered by deal."""
+        and interval, win rate by position in turn order with its interval
+        (``win_rate_pos_1`` plays first; and match figures when matches were added): every
+        interval clustered by deal."""
         import pandas as pd  # lazy: workers fill a Tally and must start without pandas
 
         rows = []
@@ -239,10 +245,9 @@ class Tally:
                    "deals": self.deals}
             row["win_rate"], row["win_lo"], row["win_hi"] = self.rate("agent", "win", a)
             row["mean_penalty"], row["penalty_lo"], row["penalty_hi"] = self.mean("agent", "penalty", a)
-            for s in range(self.players):
-                key = a * self.players + s
-                rate = self.rate("seat", "win", key)
-                row[f"win_rate_seat_{s}"], row[f"win_lo_seat_{s}"], row[f"win_hi_seat_{s}"] = rate
+            for p in range(self.players if self.position.N.any() else 0):
+                rate = self.rate("position", "win", a * self.players + p)
+                row[f"win_rate_pos_{p + 1}"], row[f"win_lo_pos_{p + 1}"], row[f"win_hi_pos_{p + 1}"] = rate
             if self.match.N.any():
                 row["matches"] = m
                 row["match_wins"] = int(round(self.total("match", "win", a)))
@@ -374,8 +379,9 @@ def _groups(df: pd.DataFrame) -> np.ndarray:
 
 
 def tally_rounds(df: pd.DataFrame, names, tally: Tally | None = None) -> Tally:
-    """Add a rounds dataframe (``group``, ``agent_<s>``, ``penalty_<s>``, ``winner``) to a
-    tally (a new one batching its deals, by default)."""
+    """Add a rounds dataframe (``group``, ``agent_<s>``, ``penalty_<s>``, ``winner``, and
+    ``first`` for the figures by position in turn order) to a tally (a new one batching its
+    deals, by default)."""
     codes = _agent_codes(df, names)
     group = _groups(df)
     if tally is None:
@@ -383,7 +389,8 @@ def tally_rounds(df: pd.DataFrame, names, tally: Tally | None = None) -> Tally:
         tally = Tally.for_deals(len(names), codes.shape[1], n_deals)
     pen = df[seat_columns(df, "penalty_")].fillna(-1).to_numpy(dtype=np.int64)
     winner = df["winner"].fillna(-1).to_numpy(dtype=np.int64)
-    tally.add_rounds(group, codes, pen, winner, count_deals=False)
+    first = df["first"].to_numpy(dtype=np.int64) if "first" in df.columns else None
+    tally.add_rounds(group, codes, pen, winner, first, count_deals=False)
     tally.deals += len(np.unique(group))
     return tally
 
@@ -401,7 +408,8 @@ def tally_matches(df: pd.DataFrame, names, tally: Tally) -> Tally:
 def summarize(rounds: pd.DataFrame, matches: pd.DataFrame | None = None, names=None,
               head_to_head: bool | None = None) -> pd.DataFrame:
     """The summary table of rounds (and matches) held in memory; ``names`` defaults to
-    the agents seen, in order of first appearance."""
+    the agents seen, in order of first appearance. Without a ``first`` column (the seat
+    that played first) the table has no figures by position in turn order."""
     import pandas as pd  # lazy: workers fill a Tally and must start without pandas
 
     if names is None:

@@ -80,8 +80,10 @@ class TournamentOptions:
         if self.players is not None:
             rules.check_players(self.players)
             if self.players > len(self.agents):
-                raise UserError(f"--players {self.players} needs at least {self.players} agents, "
-                                f"got {len(self.agents)}")
+                fill = [self.agents[i % len(self.agents)] for i in range(self.players)]
+                raise UserError(f"--players {self.players} needs at least {self.players} agents, got "
+                                f"{len(self.agents)}: name an agent more than once to seat copies of it "
+                                f"(--agents {','.join(fill)})")
         if self.rounds is not None and self.matches is not None:
             raise UserError("give --rounds or --matches, not both")
         count = self.matches if self.matches is not None else self.rounds

@@ -157,7 +157,7 @@ def chunk_tally(task: ChunkTask, rounds: dict, matches: dict | None) -> str | No
     seatings = task.seating_list()
     first = task.lineup == 0
     tally.add_rounds(rounds["group"], seat_agents(task.agents, seatings, rounds["seating"]), rounds["penalty"],
-                     rounds["winner"], count_deals=first)
+                     rounds["winner"], rounds["first"], count_deals=first)
     if matches is not None:
         tally.add_matches(matches["group"], seat_agents(task.agents, seatings, matches["seating"]),
                           matches["total"], matches["winners"], count_deals=first)

@@ -81,7 +81,7 @@ def test_real_agents_cover():
     for kind, per_key in cell.by_key.items():
         assert sum(n for n, _ in per_key.values()) == cell.total[kind]
         assert sum(c for _, c in per_key.values()) == cell.covered[kind]
-    assert len(cell.by_key["seat_win"]) == 3 * 3 and len(cell.by_key["diff"]) == 3 * 2
+    assert len(cell.by_key["summary_position_win"]) == 3 * 3 and len(cell.by_key["diff"]) == 3 * 2
     assert cell.differ["(0, 2)"] == cell.differ["(2, 0)"] and 0 < cell.differ["(0, 1)"] <= 1
     text = C.key_tables(cell)
     assert text.count("% of deals |") == 6 and "| greedy | " in text and "120 runs of 20 deals" in text

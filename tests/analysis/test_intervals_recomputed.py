@@ -111,10 +111,10 @@ def test_summary_agent_rows(run):
         close((r.mean_penalty, r.penalty_lo, r.penalty_hi), want, f"{agent} penalty")
         naive = independent(d["penalty"])
         ratios.append((naive[2] - naive[1]) / (want[2] - want[1]))
-        for s in range(k):
-            e = d[d["seat"] == s]
-            close((r[f"win_rate_seat_{s}"], r[f"win_lo_seat_{s}"], r[f"win_hi_seat_{s}"]),
-                  clustered(e["won"], e["group"], rate=True), f"{agent} seat {s}")
+        for p in range(k):                   # by position in turn order (0 plays first): columns _pos_1 ...
+            e = d[d["position"] == p]
+            close((r[f"win_rate_pos_{p + 1}"], r[f"win_lo_pos_{p + 1}"], r[f"win_hi_pos_{p + 1}"]),
+                  clustered(e["won"], e["group"], rate=True), f"{agent} position {p + 1}")
     # independent rounds: the mean-penalty interval far too narrow at 3-4 players (the old summary)
     assert min(ratios) < 0.8
 
@@ -149,6 +149,14 @@ def test_the_printed_table_shows_the_summary(run):
     row = r[r["opponent"].isna()].iloc[0]
     assert f"[{100 * row.win_lo:4.1f}, {100 * row.win_hi:4.1f}]" in text
     assert f"[{row.penalty_lo:.2f}, {row.penalty_hi:.2f}]" in text
+    # the columns by position in turn order, labelled, with what they mean
+    k = run["k"]
+    header = text.splitlines()[0].split()
+    assert header[-k:] == ["1st", "2nd", "3rd", "4th"][:k]
+    line = next(x for x in text.splitlines() if x.startswith(str(row.agent)))
+    assert line.split()[-k:] == [f"{100 * row[f'win_rate_pos_{p}']:.1f}%" for p in range(1, k + 1)]
+    assert "win rate by position in turn order (1st plays first" in text
+    assert "win rate: share of the rounds both played in which the agent went out" in text
 
 
 def test_summary_match_rows(match_run):

@@ -20,6 +20,7 @@ from kc_sim.analysis.leaderboard import (
     Comparisons,
     format_fit,
     format_leaderboard,
+    untold_lines,
     leaderboard,
     rate_comparisons,
     read_fit,
@@ -28,6 +29,7 @@ from kc_sim.analysis.leaderboard import (
 from kc_sim.cli.leaderboard import leaderboard as leaderboard_cmd
 from kc_sim.errors import UserError
 from kc_sim.stats import metagame
+from kc_sim.stats.ratings import Metagame
 from kc_sim.stats.metagame import chi2_sf, find_cycles, lp_max, nash_average, payoff
 from kc_sim.tournament.run import run_tournament
 
@@ -327,6 +329,33 @@ def test_agents_that_play_alike_leave_nothing_to_test(tmp_path):
                                 np.array([0.5, 0.5015, 0.5015]), np.full(3, 6000.0), cov,
                                 drop=np.array([True, False, False]))
     assert test["df"] == 0 and test["chi2"] == 0.0
+
+
+def test_a_misfit_line_prints_the_decimals_that_tell_its_values_apart():
+    """At 4 players a worst pair printed "observed 50.0%, BT 50.0% (z = +2.1)": two equal
+    numbers for a residual of two standard errors. The line takes the decimals that show it."""
+    fit = {"df": 3, "chi2": 9.1, "p_value": 0.03, "fits": False, "worst_agent": "king-first",
+           "worst_opponent": "greedy", "worst_share": 0.50041, "worst_bt_share": 0.49987, "worst_z": 2.1}
+    assert "observed 50.04%, BT 49.99% (z = +2.1)" in format_fit(fit)
+    fit.update(worst_share=0.5604, worst_bt_share=0.5391)
+    assert "observed 56.0%, BT 53.9%" in format_fit(fit)
+
+
+def test_a_nash_tie_broken_by_noise_is_said():
+    """Two agents not told apart (their share's interval includes 50%): Nash averaging gives
+    one of them all the weight by the noise of the run (greedy in one seed, king-first in the
+    next at 4 players); the leaderboard says so, with digits that show the interval holds 50%."""
+    df = pd.DataFrame({"agent": ["greedy", "king-first", "random"], "nash_weight": [1.0, 0.0, 0.0]})
+    pairs = pd.DataFrame({"agent": ["greedy", "king-first", "greedy", "random"],
+                          "opponent": ["king-first", "greedy", "random", "greedy"],
+                          "share": [0.50004, 0.49996, 0.56, 0.44], "share_lo": [0.49994, 0.49986, 0.55, 0.43],
+                          "share_hi": [0.50014, 0.50006, 0.57, 0.45]})
+    meta = Metagame(pairs, pd.DataFrame(), {})
+    lines = untold_lines(df, meta)
+    assert len(lines) == 1, lines                       # random is told apart: nothing said of it
+    assert lines[0].startswith("greedy is not told apart from king-first (50.004% [49.994, 50.014])")
+    assert "another seed may move it" in lines[0]
+    assert untold_lines(df.assign(nash_weight=[0.5, 0.5, 0.0]), meta) == []      # split: nothing to say
 
 
 def test_nash_ratings_are_printed_with_the_decimals_their_width_needs():

@@ -120,17 +120,21 @@ def _rounds():
         "penalty_1": [4, 0, 3, 2, 7, 0],
         "penalty_2": [11, 2, 0, 2, 3, pd.NA],
         "winner": [0, 1, 2, pd.NA, 0, 1],
+        "first": [0, 1, 2, 0, 2, 1],
     }).astype({"penalty_2": "Int16", "winner": "Int8"})
 
 
 def test_agent_rows_by_hand():
     s = summarize(_rounds(), names=["a", "b", "c"])
     rows = s[s["opponent"].isna()].set_index("agent")
-    # a: penalties 0,2,3,2,3,4; wins round 0 (seat 0; also seat 0 in rounds 3 and 5)
+    # a: penalties 0,2,3,2,3,4; wins round 0, where it played first (as in rounds 3 and 4: seat
+    # 0 with seat 0 first, seat 2 with seat 2 first), never in seat 0 of round 5 (seat 1 first)
     assert rows.loc["a", "rounds"] == 6 and rows.loc["a", "wins"] == 1
     assert rows.loc["a", "mean_penalty"] == pytest.approx(14 / 6)
-    assert rows.loc["a", "win_rate_seat_0"] == pytest.approx(1 / 3)
-    assert rows.loc["a", "win_lo_seat_0"] < 1 / 3 < rows.loc["a", "win_hi_seat_0"]
+    assert rows.loc["a", "win_rate_pos_1"] == pytest.approx(1 / 3)
+    assert rows.loc["a", "win_lo_pos_1"] < 1 / 3 < rows.loc["a", "win_hi_pos_1"]
+    # second to play in round 1 (seat 2, seat 1 first), third in rounds 2 and 5: no win there
+    assert rows.loc["a", "win_rate_pos_2"] == 0 and rows.loc["a", "win_rate_pos_3"] == 0
     # b is not in round 5 (null penalty): penalties 4,5,0,2,0; wins rounds 2 and 4
     assert rows.loc["b", "rounds"] == 5 and rows.loc["b", "wins"] == 2
     assert rows.loc["b", "mean_penalty"] == pytest.approx(11 / 5)
@@ -158,7 +162,9 @@ def test_head_to_head_is_paired_within_the_deal():
     df = pd.DataFrame({"agent_0": ["x", "y", "x", "y"], "agent_1": ["y", "x", "y", "x"],
                        "penalty_0": [0, 3, 2, 2], "penalty_1": [2, 0, 2, 0], "winner": [0, 1, -1, 1],
                        "group": [0, 0, 1, 1]})
-    assert summarize(df, head_to_head=False)["opponent"].isna().all()
+    alone = summarize(df, head_to_head=False)
+    assert alone["opponent"].isna().all()
+    assert not any(c.startswith("win_rate_pos_") for c in alone.columns)     # no `first` column: no positions
     pairs = summarize(df).set_index(["agent", "opponent"]).loc[[("x", "y"), ("y", "x")]]
     # deal 0: x ahead from both seats -> 1; deal 1: a tie, then x ahead -> 0.75 for x
     xy = pairs.loc[("x", "y")]
@@ -198,7 +204,7 @@ def _filled(width=1, lineup0=True):
     group = np.repeat(np.arange(100, 140), 2)
     seat_agent = np.tile([[0, 1], [1, 0]], (40, 1))
     pen = rng.integers(0, 20, size=(80, 2))
-    t.add_rounds(group, seat_agent, pen, np.where(pen[:, 0] < pen[:, 1], 0, 1), count_deals=lineup0)
+    t.add_rounds(group, seat_agent, pen, np.where(pen[:, 0] < pen[:, 1], 0, 1), group % 2, count_deals=lineup0)
     return t
 
 
@@ -206,7 +212,7 @@ def test_a_tally_survives_its_json_and_adds_up():
     a, b = _filled(), _filled(lineup0=False)
     back = Tally.from_json(a.to_json())
     assert back.deals == 40 and back.agent.N.shape[1] == 140
-    for name in ("agent", "seat", "pair"):
+    for name in ("agent", "position", "pair"):
         assert np.array_equal(back.sums[name].N, a.sums[name].N)
         for v in a.sums[name].values:
             assert np.array_equal(back.sums[name].S[v], a.sums[name].S[v])
@@ -218,13 +224,13 @@ def test_a_tally_survives_its_json_and_adds_up():
 
 @pytest.mark.parametrize("damage", [
     lambda d: "not json",
-    lambda d: json.dumps({**d, "format": 1}),
+    lambda d: json.dumps({**d, "format": 2}),                   # by seat number: an older kc-sim's
     lambda d: json.dumps({**d, "sums": {**d["sums"], "agent": {**d["sums"]["agent"], "keys": [0, 99]}}}),
     lambda d: json.dumps({**d, "sums": {**d["sums"], "agent": {**d["sums"]["agent"], "batches": 10 ** 12}}}),
     lambda d: json.dumps({**d, "sums": {**d["sums"], "agent": {**d["sums"]["agent"], "first": 2 ** 30}}}),
     lambda d: json.dumps({**d, "sums": {**d["sums"], "pair": {**d["sums"]["pair"],
                                                                "data": {"N": "<i8:AAAA"}}}}),
-    lambda d: json.dumps({**d, "sums": {**d["sums"], "seat": {**d["sums"]["seat"],
+    lambda d: json.dumps({**d, "sums": {**d["sums"], "position": {**d["sums"]["position"],
                                                                "data": {"N": "|O:gASVAAAA"}}}}),
 ])
 def test_a_damaged_tally_is_refused(damage):

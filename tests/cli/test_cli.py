@@ -49,8 +49,12 @@ def test_check_reports_an_illegal_action_and_exits_1(tmp_path):
     (["record", "-o", "x.jsonl", "--agents", "greedy,,random", "--players", "3"], "name 2 of 3 is empty"),
     (["play", "--agents", "human,greedy,", "--seed", "1"], "name 3 of 3 is empty"),
     (["frobnicate"], "No such command"),
+    (["tournament", "--agents", "greedy,merger,random", "--players", "4"],
+     "needs at least 4 agents, got 3: name an agent more than once to seat copies of it "
+     "(--agents greedy,merger,random,greedy)"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
+    """A typical mistake: one line on stderr saying what was wrong and what would be right."""
     r = subprocess.run([sys.executable, "-m", "kc_sim.cli", *args], capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 2
     assert needle in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
@@ -108,3 +112,14 @@ def test_the_leaderboard_command_bootstraps_as_the_statistics_do_by_default():
     from kc_sim.stats.ratings import DEFAULT_BOOTSTRAP
 
     assert BOOTSTRAP == DEFAULT_BOOTSTRAP
+
+
+def test_version_is_the_package_version():
+    """``kc-sim --version`` prints the one version, kc_sim.__version__ (pyproject.toml reads it
+    from there), as the installed package's metadata has it."""
+    from importlib.metadata import version
+
+    import kc_sim
+
+    r = subprocess.run([sys.executable, "-m", "kc_sim.cli", "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == f"kc-sim {kc_sim.__version__}" == f"kc-sim {version('kc-sim')}"

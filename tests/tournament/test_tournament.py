@@ -219,14 +219,14 @@ def test_a_different_configuration_is_refused(reference_run, tmp_path):
 def test_summary_recomputed_from_rounds_with_pandas(reference_run):
     df = read_rounds(reference_run.out)
     long = pd.concat([
-        pd.DataFrame({"agent": df[f"agent_{s}"].astype(str), "seat": s,
+        pd.DataFrame({"agent": df[f"agent_{s}"].astype(str), "position": (s - df["first"].astype(int)) % 2,
                       "penalty": df[f"penalty_{s}"].astype(float),
                       "won": (df["winner"] == s).fillna(False).astype(int)})
         for s in range(2)])
     long["group"] = np.tile(df["group"].to_numpy(), 2)
     expect = long.groupby("agent").agg(rounds=("penalty", "size"), wins=("won", "sum"),
                                        mean_penalty=("penalty", "mean"))
-    by_seat = long.groupby(["agent", "seat"])["won"].mean().unstack()
+    by_position = long.groupby(["agent", "position"])["won"].mean().unstack()
     summary = read_summary(reference_run.out)
     rows = summary[summary["opponent"].isna()].set_index("agent")
     assert set(rows.index) == set(reference_run.plan.labels)
@@ -239,8 +239,8 @@ def test_summary_recomputed_from_rounds_with_pandas(reference_run):
         mine = long[long["agent"] == agent]
         assert (r["penalty_lo"], r["penalty_hi"]) == pytest.approx(clustered(mine["penalty"], mine["group"])[1:])
         assert r["win_lo"] < r["win_rate"] < r["win_hi"]
-        for s in range(2):
-            assert r[f"win_rate_seat_{s}"] == pytest.approx(by_seat.loc[agent, s])
+        for p in range(2):                   # position in turn order, 0 plays first (column _pos_1)
+            assert r[f"win_rate_pos_{p + 1}"] == pytest.approx(by_position.loc[agent, p])
     # head to head (three agents): mean penalty difference over the rounds where both sat
     pairs = summary[summary["opponent"].notna()]
     assert len(pairs) == 6
@@ -270,8 +270,8 @@ def test_tallies_from_the_workers_equal_a_tally_of_the_rows(mode, tmp_path):
     n_deals = res.plan.schedule.groups
     direct = Tally.for_deals(len(names), 2, n_deals)
     for part, (codes, pen, winner) in zip(RunReader(out).parts(), RunReader(out).codes(names=names)):
-        t = pq.read_table(part, columns=["group", "lineup"])
-        direct.add_rounds(t.column("group").to_numpy(), codes, pen, winner,
+        t = pq.read_table(part, columns=["group", "lineup", "first"])
+        direct.add_rounds(t.column("group").to_numpy(), codes, pen, winner, t.column("first").to_numpy(),
                           count_deals=t.column("lineup")[0].as_py() == 0)
     if mode == "matches":
         for part, (codes, total, winners) in zip(RunReader(out).parts(layout.MATCHES),
