@@ -10,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: run test install browser notebook bench lock clean-cache
+.PHONY: run test test-elsewhere install browser notebook bench lock clean-cache
 
 $(BIN)/kc-sim: pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -49,6 +49,14 @@ test: $(BIN)/pytest browser
 	$(BIN)/lint-imports
 	$(BIN)/ruff check --select F kc_sim agents tests experiments
 	$(BIN)/python -m pytest -n 2 -q
+
+# The same suite in another user's environment (CI runs both): numba's cache where
+# NUMBA_CACHE_DIR says, HOME an empty folder, no terminal type, the C locale. A test that
+# assumes the developer's environment fails here.
+ELSEWHERE := $(CURDIR)/.elsewhere
+test-elsewhere: $(BIN)/pytest browser
+	rm -rf $(ELSEWHERE)/home && mkdir -p $(ELSEWHERE)/home
+	HOME=$(ELSEWHERE)/home NUMBA_CACHE_DIR=$(ELSEWHERE)/numba TERM=dumb LC_ALL=C $(BIN)/python -m pytest -n 2 -q
 
 $(BIN)/jupyter-lab: $(BIN)/pytest
 	$(PIP) -e ".[test,rl,train,openspiel,notebook]"

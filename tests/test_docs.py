@@ -108,8 +108,9 @@ def round_schema(tmp_path_factory):
 
 
 def _doc_column(name: str) -> str:
-    """``agent_0`` is documented as ``agent_<s>``."""
-    return re.sub(r"_\d+$", "_<s>", name)
+    """``agent_0`` is documented as ``agent_<s>`` (a seat), ``win_rate_pos_1`` as
+    ``win_rate_pos_<p>`` (a position in turn order)."""
+    return re.sub(r"_\d+$", "_<s>", re.sub(r"_pos_\d+$", "_pos_<p>", name))
 
 
 def test_every_round_column_is_documented(round_schema):

@@ -117,4 +117,8 @@ def print_markdown(text: str) -> None:
     class Rendered(Markdown):
         elements = {**Markdown.elements, "table_open": FoldingTable}
 
-    Console(highlight=False).print(Rendered(text))
+    import shutil
+
+    # the terminal's own size: rich assumes 80 x 25 where TERM=dumb unless given both
+    size = shutil.get_terminal_size()
+    Console(highlight=False, width=size.columns, height=size.lines).print(Rendered(text))

@@ -9,6 +9,7 @@ the options and prints where the files went.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -114,11 +115,14 @@ def _train_net(common: dict, budget: dict, recipe: dict):
 
     if "minutes" not in budget and "steps" not in budget:
         budget["minutes"] = 60.0
+    cpu, wall = time.process_time(), time.perf_counter()      # every thread of this process
     res = train_net(**common, **budget, recipe=Recipe(**recipe))
+    cores = (time.process_time() - cpu) / max(time.perf_counter() - wall, 1e-9)
     typer.echo(f"trained {res.steps:,} steps ({res.rounds:,} rounds) in {res.seconds:.0f} s: behaviour cloning "
                f"{res.bc_seconds:.0f} s, PPO {res.ppo_seconds:.0f} s at {res.steps / max(res.ppo_seconds, 1e-9):,.0f} "
-               f"steps/s (acting {res.acting_seconds:.0f} s beside learning {res.learning_seconds:.0f} s, two threads), "
-               f"evaluating {res.eval_seconds:.0f} s; compile and start-up {res.start_seconds:.1f} s")
+               f"steps/s (acting {res.acting_seconds:.0f} s in a second thread beside learning {res.learning_seconds:.0f} s), "
+               f"evaluating {res.eval_seconds:.0f} s; compile and start-up {res.start_seconds:.1f} s; {cores:.1f} cores "
+               "busy on average (acting runs in a second thread beside torch's one; fewer when other programs hold the cores)")
     for p in res.last:
         typer.echo(f"win rate vs {p.baseline}: {p.win:.3f} [{p.win_lo:.3f}, {p.win_hi:.3f}] on {p.deals:,} fixed deals "
                    f"x {p.rounds // p.deals} seatings (score {p.score:.3f})")

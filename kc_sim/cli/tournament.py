@@ -171,13 +171,16 @@ def final_line(res) -> str:
     else:
         phases = "nothing left to play"
     chunks = res.played_chunks + res.resumed_chunks
-    done = (f"{res.resumed_chunks} of {chunks} chunks were already done, {res.played_units:,} {unit} played now"
-            if res.resumed_chunks else f"{chunks} chunk" + ("s" if chunks != 1 else ""))
+    size = f"{res.units:,} {unit}{extra}{rounded_up(res)}"
+    if res.resumed_chunks:       # the time and rate are this command's, over what it played, not the run's
+        size += f" in the run, {res.played_units:,} of them played now"
+        done = f"{res.resumed_chunks} of {chunks} chunks were already done"
+    else:
+        done = f"{chunks} chunk" + ("s" if chunks != 1 else "")
     stop = f"; stopped: {res.stop}" if res.stop else ""
     if res.dropped_units:
         done += f" ({res.dropped_units:,} {unit} in flight after the stop were dropped)"
-    return (f"{res.units:,} {unit}{extra}{rounded_up(res)} in {res.seconds:.1f} s ({phases}); {done}{stop}; "
-            f"results in {res.out}")
+    return f"{size} in {res.seconds:.1f} s ({phases}); {done}{stop}; results in {res.out}"
 
 
 def rounded_up(res) -> str:

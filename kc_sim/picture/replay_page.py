@@ -139,6 +139,7 @@ PAGE_SCRIPT = r"""
       el.setAttribute("data-step", me.step);
       el.setAttribute("data-turn", pos.turn);
       where.textContent = "decision " + me.step + " of " + (n - 1) + " \u00b7 turn " + pos.turn + " of " + doc.turn_starts.length;
+      if (document.activeElement !== turnBox) turnBox.value = pos.turn;   // the box follows, unless being typed in
       result.hidden = me.step !== n - 1;
     };
     this.go = function (t) {

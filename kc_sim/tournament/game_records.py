@@ -61,12 +61,13 @@ def write_tournament_records(plan: Plan, reader: RunReader, k: int) -> Path:
     """Replay ``k`` rounds of the run with the event log on and write their game records
     (``records.jsonl``, for ``kc-sim check`` and replay). Single rounds are recorded with
     ``match`` 0 and ``round`` = their group (deal number); rounds of matches with their match
-    id and round in the match."""
+    id and round in the match. Each names the run's ``--seed`` (``run_seed``)."""
     by_label = dict(zip(plan.labels, plan.specs))
     faults = plan.out / layout.FAULTS_DIR
 
     def gen():
         for row in _record_rows(plan, reader, k):
-            yield row_record(row, by_label, plan.rules, plan.schedule.players, fault_dir=faults)[0]
+            rec = row_record(row, by_label, plan.rules, plan.schedule.players, fault_dir=faults)[0]
+            yield {**rec, "run_seed": int(plan.config.seed)}
 
     return write_records(plan.out / layout.RECORDS_FILE, gen())

@@ -163,12 +163,22 @@ def _write_text(out, text: str):
     return write_text_atomic(out, text)
 
 
+def record_label(rec: dict) -> str:
+    """Where a record comes from, for titles: the ``--seed`` of the command that made it when
+    the record names it (``run_seed``: kc-sim record and tournaments write it), then the
+    match, the round and the round's own deal seed (derived from the run's)."""
+    where = f"match {rec['match']}, round {rec['round']}"
+    run_seed = rec.get("run_seed")
+    if isinstance(run_seed, int) and not isinstance(run_seed, bool):
+        return f"--seed {run_seed}, {where} (deal seed {rec['seed']})"
+    return f"seed {rec['seed']}, {where}"
+
+
 def write_replay_html(path, k: int, out) -> tuple:
     """Write the ``k``-th record of ``path`` as a self-contained replay page; returns
     (path written, the replay document)."""
     line, rec, _ = pick_record(path, k)
-    title = (f"{', '.join(display_names(rec['players']))} — seed {rec['seed']}, match {rec['match']}, "
-             f"round {rec['round']}")
+    title = f"{', '.join(display_names(rec['players']))} — {record_label(rec)}"
     doc = replay_doc(rec, where=f"{path}:{line}", title=title)
     return _write_text(out, replay_page(doc, title=f"kc-sim replay: {title}")), doc
 
@@ -192,7 +202,7 @@ def write_position_svg(path, k: int, out, *, turn: int | None = None, hands: str
     doc, pos = record_position(rec, turn, where=f"{path}:{line}")
     show = parse_hands(hands, doc["players"])
     svg = position_svg(pos, names=doc["names"], dealer=doc["dealer"], show=show,
-                       title=f"seed {rec['seed']}, round {rec['round']}")
+                       title=record_label(rec))
     return _write_text(out, svg), doc, pos
 
 
@@ -200,6 +210,5 @@ def run_replay(path, k: int = 0, *, pause: Callable[[str], str] | None = None, r
                echo: Callable[[str], None] = print) -> ReplayResult:
     """Replay the ``k``-th record (from 0) of a game record file."""
     line, rec, count = pick_record(path, k)
-    echo(f"{path}: record {k} of {count} (line {line}): seed {rec['seed']}, match {rec['match']}, "
-         f"round {rec['round']}, players {', '.join(display_names(rec['players']))}, dealer seat {rec['dealer']}")
+    echo(f"{path}: record {k} of {count} (line {line}): {record_label(rec)}, players {', '.join(display_names(rec['players']))}, dealer seat {rec['dealer']}")
     return replay_record(rec, echo=echo, pause=pause, reveal=reveal, where=f"{path}:{line}")

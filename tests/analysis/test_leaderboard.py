@@ -105,10 +105,10 @@ def test_every_pair_of_seats_counts_and_ties_are_halves(tmp_path):
 
 
 def test_bad_input(tmp_path):
-    with pytest.raises(UserError, match="no such folder"):
+    with pytest.raises(UserError, match="nope does not exist"):
         leaderboard([tmp_path / "nope"])
     (tmp_path / "empty").mkdir()
-    with pytest.raises(UserError, match="no round results"):
+    with pytest.raises(UserError, match="empty is not a run folder: it has no manifest.json"):
         leaderboard([tmp_path / "empty"])
     # two groups of agents that never met
     agents = np.array([[0, 1], [2, 3]] * 5)

@@ -123,3 +123,16 @@ def test_version_is_the_package_version():
 
     r = subprocess.run([sys.executable, "-m", "kc_sim.cli", "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == f"kc-sim {kc_sim.__version__}" == f"kc-sim {version('kc-sim')}"
+
+
+@pytest.mark.parametrize("command", ["report", "plot", "leaderboard"])
+def test_an_empty_folder_is_named_alike_by_every_reader(command, tmp_path):
+    """report, plot and leaderboard answer "is this a run folder?" in one place
+    (RunReader.open), so an empty folder and a missing one get the same line from each."""
+    (tmp_path / "empty").mkdir()
+    for folder, needle in (("empty", "empty is not a run folder: it has no manifest.json (make one with kc-sim "
+                                     "tournament --out DIR)"),
+                           ("gone", "run folder gone does not exist (make one with kc-sim tournament --out gone)")):
+        r = subprocess.run([sys.executable, "-m", "kc_sim.cli", command, folder], capture_output=True, text=True,
+                           cwd=tmp_path)
+        assert r.returncode == 2 and r.stderr.strip() == f"kc-sim: error: {needle}", r.stderr

@@ -73,7 +73,8 @@ const last = svg.querySelector('[data-role=last]');
 const hot = [...svg.querySelectorAll('g.card.last')].map(c => (c.closest('g.pile') ? c.closest('g.pile').dataset.pile
     : 'hand ' + c.closest('g.hand').dataset.seat) + ':' + c.dataset.card);
 const result = v.querySelector('[data-role=result]');
-return {step: +v.dataset.step, steps: +v.dataset.steps, piles, hands, drawn, hot,
+return {step: +v.dataset.step, steps: +v.dataset.steps, turn: +v.dataset.turn,
+        box: +v.querySelector('[data-act=turn]').value, piles, hands, drawn, hot,
         stock: +svg.querySelector('[data-role=stock]').dataset.count,
         last: last ? last.textContent : null, result: result.hidden ? null : result.textContent};
 """
@@ -112,6 +113,7 @@ def test_arrow_keys_and_buttons_step_through_the_record(browser, tmp_path):
     press(browser, Keys.ARROW_RIGHT, 9)
     seen = table(browser)
     assert seen["step"] == 9 and same(seen, want[9]) and seen["last"].startswith("last: seat")
+    assert seen["turn"] > 1 and seen["box"] == seen["turn"]         # the turn box follows the keys
     press(browser, Keys.ARROW_LEFT, 2)
     assert table(browser)["step"] == 7 and same(table(browser), want[7])
     browser.find_element(By.CSS_SELECTOR, "[data-act=next]").click()
@@ -151,7 +153,7 @@ def test_arrow_keys_and_buttons_step_through_the_record(browser, tmp_path):
     press(browser, Keys.ARROW_RIGHT)
     assert table(browser)["step"] == len(want) - 1       # no step past the end
     press(browser, Keys.HOME)
-    assert table(browser)["step"] == 0
+    assert table(browser)["step"] == 0 and table(browser)["box"] == 1
     shot = tmp_path / "replay.png"
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
 

@@ -117,6 +117,26 @@ def test_the_page_is_self_contained_and_carries_the_steps(tmp_path, capsys):
     assert len(page) < 200_000
 
 
+def test_the_title_names_the_seed_that_was_typed(tmp_path, capsys):
+    """kc-sim record --seed 7 writes ``run_seed`` 7 into each record; the page's title and the
+    terminal replay name it (with the round's own deal seed, derived from it), not only the
+    derived seed, which nobody typed. A record without it (or with a non-number) shows its seed."""
+    path = tmp_path / "r.jsonl"
+    assert main(["record", "-o", str(path), "--rounds", "2", "--seed", "7", "--agents", "greedy,random"]) == 0
+    recs = [json.loads(x) for x in path.read_text().splitlines()]
+    assert [r["run_seed"] for r in recs] == [7, 7] and recs[1]["seed"] != 7
+    out = tmp_path / "page.html"
+    assert main(["replay", str(path), "--round", "1", "--html", str(out)]) == 0
+    title = re.search(r"<title>(.*?)</title>", out.read_text(encoding="utf-8")).group(1)
+    assert f"--seed 7, match 0, round 1 (deal seed {recs[1]['seed']})" in title
+    capsys.readouterr()
+    assert main(["replay", str(path), "--round", "0"]) == 0
+    assert "--seed 7, match 0, round 0 (deal seed" in capsys.readouterr().out.splitlines()[0]
+    from kc_sim.ui.replay import record_label
+
+    assert record_label({**recs[0], "run_seed": "<b>"}) == f"seed {recs[0]['seed']}, match 0, round 0"
+
+
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     rec = record_round(["greedy", "random"], 9, "classic")
     path = write_records(tmp_path / "r.jsonl", [rec])

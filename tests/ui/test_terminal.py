@@ -309,6 +309,9 @@ def rerun_finishes(term, soft: Soft, *args) -> str:
     soft.no_traceback(t, "the rerun")
     final = next((x for x in t.lines if "results in" in x), "")
     soft.check("were already done" in final, f"the rerun's final line:\n{t.screen()}")
+    # its time and rate are the rerun's own, over what it played: said so, not read as the run's
+    soft.check(re.search(r"^[\d,]+ rounds in the run, [\d,]+ of them played now in ", final),
+               f"the rerun's final line should say what it played now: {final!r}")
     return final
 
 

@@ -17,12 +17,13 @@ def _round_seed(run_seed: int, i: int) -> int:
 
 def record_rounds(path, names: list[str], rounds: int, seed: int, rules: RuleSet):
     """Play ``rounds`` rounds (round i dealt from ``_round_seed(seed, i)``, dealer drawn from
-    that seed) and write their records to ``path``."""
+    that seed) and write their records to ``path``, each naming the ``--seed`` it came from
+    (``run_seed``, a field readers may ignore)."""
     agents = load_agents(names)
 
     def gen():
         for i in range(rounds):
             s = _round_seed(seed, i)
-            yield record_round(agents, s, rules, round=i)   # dealer drawn from the seed
+            yield {**record_round(agents, s, rules, round=i), "run_seed": int(seed)}   # dealer drawn from the seed
 
     return write_records(path, gen())
