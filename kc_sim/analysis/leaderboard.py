@@ -37,7 +37,7 @@ from matplotlib.figure import Figure
 from kc_sim.analysis.text import digits_for_width
 from kc_sim.errors import UserError
 from kc_sim.support.atomic import atomic_file
-from kc_sim.runs import RunReader, layout
+from kc_sim.runs import RunReader
 from kc_sim.runs.parts import write_parquet
 from kc_sim.runs.schema import AGENT, PENALTY, seat_arrays, seat_names, seats_of
 from kc_sim.stats.bootstrap import bootstrap_interval, resample, widen
