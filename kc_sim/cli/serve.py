@@ -75,6 +75,8 @@ def serve(
         = Path("kc-sim-games"),
     open_browser: Annotated[bool, typer.Option("--open", help="open the page in the browser")] = False,
     max_games: Annotated[int, typer.Option("--max-games", help="most games open at once")] = 200,
+    max_games_per_client: Annotated[int, typer.Option(
+        "--max-games-per-client", help="most games open at once from one client address")] = 20,
     idle_minutes: Annotated[float, typer.Option(
         "--idle-minutes", help="a game untouched this long is dropped (its finished rounds stay saved)")] = 30.0,
 ):
@@ -85,8 +87,8 @@ def serve(
     names = parse_agent_list(agents)
     if not names:
         raise UserError("bad --agents: name at least one agent")
-    if max_games < 1 or idle_minutes <= 0:
-        raise UserError("bad --max-games or --idle-minutes: expected positive numbers")
+    if max_games < 1 or max_games_per_client < 1 or idle_minutes <= 0:
+        raise UserError("bad --max-games, --max-games-per-client or --idle-minutes: expected positive numbers")
     specs = {}
     for n in names:
         if n.lower() == "human":
@@ -109,10 +111,11 @@ def serve(
     sock = bind(host, port)
     if not loopback(host):
         typer.echo(f"kc-sim serve: warning: listening on {host}, reachable from other machines; anyone who "
-                   "reaches it can play and fill {data}. Use --host 127.0.0.1 to keep it to this machine.", err=True)
+                   f"reaches it can play and fill {data}. Use --host 127.0.0.1 to keep it to this machine.", err=True)
     typer.echo(f"kc-sim serve: loading {', '.join(specs)}...")
     warm_up(list(specs.values()), parse_rules("classic"))
-    app = create_app(specs, store, Limits(max_games=max_games, idle_seconds=idle_minutes * 60))
+    app = create_app(specs, store, Limits(max_games=max_games, max_games_per_client=max_games_per_client,
+                                                idle_seconds=idle_minutes * 60))
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     url = f"http://{shown}:{bound_port}/"
@@ -131,15 +134,15 @@ def serve(
 
 def bench_serve(
     players: Annotated[int, typer.Option("--players", help="scripted players at once")] = 50,
-    rounds: Annotated[int, typer.Option("--rounds", help="rounds each player completes")] = 1,
+    rounds: Annotated[int, typer.Option("--rounds", help="rounds each player completes: 1, 3 or 5")] = 1,
     agent: Annotated[str, typer.Option("--agent", help="the opponent of every scripted player")] = "greedy",
     minutes: Annotated[float, typer.Option("--minutes", help="stop after this long, whatever is left")] = 5.0,
 ):
     """Load-test kc-sim serve on 127.0.0.1: start a server on a free port, have PLAYERS scripted
     players complete ROUNDS rounds each through the API at once, and report the latency of a
     person's action (p50, p99) with the agents' thinking taken out, and any error."""
-    if not 1 <= players <= 500 or not 1 <= rounds <= 100 or minutes <= 0:
-        raise UserError("bad --players/--rounds/--minutes: expected 1-500 players, 1-100 rounds, positive minutes")
+    if not 1 <= players <= 500 or rounds not in (1, 3, 5) or minutes <= 0:
+        raise UserError("bad --players/--rounds/--minutes: expected 1-500 players, 1, 3 or 5 rounds, positive minutes")
     _need_extra()
     from kc_sim.serve.loadtest import run_load
 

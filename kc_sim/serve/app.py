@@ -67,6 +67,8 @@ def _validation_text(exc: RequestValidationError) -> str:
     if not errs:
         return "bad request"
     e = errs[0]
+    if e.get("type") == "json_invalid":
+        return "bad request: the body is not valid JSON"
     where = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
     more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
     return f"bad request: {where}: {e.get('msg', 'invalid')}{more}"

@@ -159,6 +159,8 @@ class TableGame:
         if self.game.over or len(self.rr.turns) != start:
             self.last_turns[seat] = {"actions": list(turn["actions"]), "drew": turn["drew"] is not None,
                                      "done": True}
+            if seat == self.you:                  # the person may know the card they drew
+                self.last_turns[seat]["card"] = turn["drew"]
         else:
             self.last_turns[seat] = {"actions": list(turn["actions"]), "drew": False, "done": False}
 
