@@ -85,13 +85,20 @@ def create_app(agents: dict, store: RecordStore, limits: Limits = Limits()):
                   redoc_url=None, telemetry={"tracing": False, "metrics": False, "logs": False},
                   description="Play Kings in the Corner against kc-sim's agents (docs/serve.md).")
     table = GameTable(limits)
-    offered = {name.lower(): (name, spec) for name, spec in agents.items()}
-    reserved = set(agents) | {spec.name for spec in agents.values()}
-    page = {"index.html": _page("index.html"), "app.js": _page("app.js"), "app.css": SVG_CSS + _page("app.css")}
     app.state.table, app.state.store = table, store
+    _error_answers(app)
+    _api(app, agents, store, limits, table)
+    _page_routes(app)
+    return BodyLimit(SecurityHeaders(app))
 
-    def error(status: int, message: str) -> JSONResponse:
-        return JSONResponse({"error": _one_line(message)}, status_code=status)
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": _one_line(message)}, status_code=status)
+
+
+def _error_answers(app: FastAPI) -> None:
+    """Every error as a one-line JSON answer with its 4xx (or, for a bug, 500) status."""
+    error = _error
 
     @app.exception_handler(RequestValidationError)
     async def _bad_fields(request, exc):
@@ -112,12 +119,23 @@ def create_app(agents: dict, store: RecordStore, limits: Limits = Limits()):
         log.error("kc-sim serve: %s on %s: %s", type(exc).__name__, request.url.path, _one_line(exc))
         return error(500, f"the server failed on this request ({type(exc).__name__}); the game may go on")
 
-    def timed(response: Response, game) -> None:
-        response.headers["server-timing"] = f"agents;dur={game.agent_seconds * 1000:.2f}"
-        game.agent_seconds = 0.0
 
-    def state(gid: str, game, svg: bool) -> dict:
-        return {"game": gid, **game.view(svg=svg)}
+def timed(response: Response, game) -> None:
+    """The agents' thinking during this request, as a Server-Timing header (what a load test
+    takes out of a person's wait)."""
+    response.headers["server-timing"] = f"agents;dur={game.agent_seconds * 1000:.2f}"
+    game.agent_seconds = 0.0
+
+
+def state(gid: str, game, svg: bool) -> dict:
+    """The answer that carries a game: its id and the person's view."""
+    return {"game": gid, **game.view(svg=svg)}
+
+
+def _api(app: FastAPI, agents: dict, store: RecordStore, limits: Limits, table: GameTable) -> None:
+    """The routes under /api."""
+    offered = {name.lower(): (name, spec) for name, spec in agents.items()}
+    reserved = set(agents) | {spec.name for spec in agents.values()}
 
     @app.get("/api/config", summary="what the server offers")
     def config():
@@ -190,6 +208,11 @@ def create_app(agents: dict, store: RecordStore, limits: Limits = Limits()):
         table.remove(gid)
         return {"game": gid, "ended": True}
 
+
+def _page_routes(app: FastAPI) -> None:
+    """The page and its two files, read from this package once."""
+    page = {"index.html": _page("index.html"), "app.js": _page("app.js"), "app.css": SVG_CSS + _page("app.css")}
+
     @app.get("/", include_in_schema=False)
     def index():
         return Response(page["index.html"], media_type="text/html; charset=utf-8")
@@ -200,8 +223,6 @@ def create_app(agents: dict, store: RecordStore, limits: Limits = Limits()):
             raise StarletteHTTPException(404)
         kind = "text/javascript" if name.endswith(".js") else "text/css"
         return PlainTextResponse(page[name], media_type=f"{kind}; charset=utf-8")
-
-    return BodyLimit(SecurityHeaders(app))
 
 
 def _saver(store: RecordStore):
