@@ -115,6 +115,7 @@
       box.appendChild(b);
     });
     $("stop").disabled = st.phase !== "your_turn";
+    $("controls").hidden = $("legal-box").hidden = st.phase !== "your_turn";
   }
 
   function result(st) {
