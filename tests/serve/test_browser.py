@@ -176,3 +176,26 @@ def test_two_tabs_play_two_games(browser, page_server):  # noqa: F811
                 browser.switch_to.window(h)
                 browser.close()
         browser.switch_to.window(first_tab)
+
+
+def test_a_pile_moved_by_clicks_and_a_card_dragged(browser, page_server):  # noqa: F811
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    start(browser, page_server, seed=0)         # seed 0 against greedy: E>N and KC>NE are legal at once
+    st = seen(browser)
+    assert "E>N" in st["legal"] and "KC>NE" in st["legal"]
+    piles = dict(p.split(":", 1) for p in st["piles"])
+    click_action(browser, "E>N")                # the side pile E, then N
+    wait_for(browser, "return document.getElementById('msg').textContent.includes('You played E>N')")
+    settled(browser)
+    after = dict(p.split(":", 1) for p in seen(browser)["piles"])
+    assert after["E"] == "" and after["N"] == f"{piles['N']} {piles['E']}"
+    board = browser.find_element(By.ID, "board")
+    card = board.find_element(By.CSS_SELECTOR, 'g.hand[data-mine=true] [data-card="KC"]')
+    corner = board.find_element(By.CSS_SELECTOR, 'g.pile[data-pile="NE"] rect.empty')
+    ActionChains(browser).drag_and_drop(card, corner).perform()
+    wait_for(browser, "return document.getElementById('msg').textContent.includes('You played KC>NE')")
+    settled(browser)
+    now = seen(browser)
+    assert dict(p.split(":", 1) for p in now["piles"])["NE"].startswith("KC") and "KC" not in now["hand"].split()

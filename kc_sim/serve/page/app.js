@@ -171,6 +171,7 @@
   function mark(node, sel) { clearSel(); selected = sel; node.classList.add("sel"); }
 
   function onBoardClick(ev) {
+    if (dragged) { dragged = false; return; }        // the end of a drag is no click
     if (busy || !view || view.phase !== "your_turn") return;
     var card = ev.target.closest("[data-card]"), hand = ev.target.closest("g.hand"), pile = ev.target.closest("g.pile");
     if (card && hand && hand.dataset.mine === "true") {
@@ -192,6 +193,29 @@
     } else {
       say("Select a card of your hand (or a side pile to move) first.");
     }
+  }
+
+  // dragging: press on a card of your hand (or a side pile), let go over the target pile
+  var drag = null, dragged = false;
+  function source(target) {
+    var card = target.closest("[data-card]"), hand = target.closest("g.hand"), pile = target.closest("g.pile");
+    if (card && hand && hand.dataset.mine === "true") return card.dataset.card;
+    if (pile && ["N", "E", "S", "W"].indexOf(pile.dataset.pile) >= 0 && pile.dataset.cards) return pile.dataset.pile;
+    return null;
+  }
+  function onDown(ev) {
+    if (busy || !view || view.phase !== "your_turn") return;
+    var src = source(ev.target);
+    drag = src ? {src: src, x: ev.clientX, y: ev.clientY} : null;
+  }
+  function onUp(ev) {
+    var d = drag;
+    drag = null;
+    if (!d || Math.abs(ev.clientX - d.x) + Math.abs(ev.clientY - d.y) < 8) return;   // a click, not a drag
+    var under = document.elementFromPoint(ev.clientX, ev.clientY), pile = under && under.closest("g.pile");
+    dragged = true;
+    if (pile && pile.dataset.pile !== d.src) play(d.src + ">" + pile.dataset.pile);
+    else { clearSel(); say("Let go over the pile to put it on."); }
   }
 
   function onKey(ev) {
@@ -225,6 +249,8 @@
     $("pace").addEventListener("change", function () { localStorage.setItem("kc-pace", $("pace").value); });
     $("setup").addEventListener("submit", startGame);
     $("board").addEventListener("click", onBoardClick);
+    $("board").addEventListener("pointerdown", onDown);
+    document.addEventListener("pointerup", onUp);
     $("stop").addEventListener("click", function () { play("stop"); });
     $("send").addEventListener("click", sendTyped);
     $("next").addEventListener("click", nextRound);
