@@ -5,12 +5,15 @@ two games. Every wait is for a condition of the page, with generous bounds; no t
 a clock."""
 
 import json
+import os
 
 import pytest
 
 from kc_sim.records.check import check_file
 from tests.serve.conftest import Server
-from tests.ui.test_browser import browser  # noqa: F401 - the module's Chromium, reused
+from tests.ui.test_browser import NO_BROWSER, browser  # noqa: F401 - that module's Chromium, reused
+
+pytestmark = pytest.mark.skipif(os.environ.get(NO_BROWSER) == "1", reason=f"{NO_BROWSER}=1: browser tests skipped")
 
 WAIT = 120
 

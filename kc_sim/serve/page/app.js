@@ -146,8 +146,9 @@
     if (busy || !gid) return;
     setBusy(true);
     api("POST", "/api/games/" + encodeURIComponent(gid) + "/actions?svg=true", {action: action}).then(function (st) {
-      say("You played " + action + ".", true);
-      logLine("you play " + action);
+      var mine = st.players[st.you], drew = action === "stop" && mine.last_turn && mine.last_turn.card;
+      say("You played " + action + "." + (drew ? " You drew " + drew + "." : ""), true);
+      logLine("you play " + action + (drew ? " and draw " + drew : ""));
       return render(st, true);
     }).catch(function (e) { setBusy(false); clearSel(); say(e.message); if (e.status === 404) gone(); });
   }
