@@ -211,3 +211,10 @@ def test_security_headers_the_page_and_the_schema(server, client):
     cfg = client.get(f"{server.base}api/config").json()
     assert [a["name"] for a in cfg["agents"]] == ["greedy", "merger", "random"]
     assert cfg["analysis"]["available"] is False
+
+
+def test_a_game_to_25_points_ends_when_someone_has_25(server, client):
+    st = play_game(client, server.base, agent="random", length="to_25", seed=8)
+    assert st["phase"] == "match_over" and max(st["match"]["totals"]) >= 25
+    totals = st["match"]["totals"]
+    assert st["match"]["winners"] == [st["match"]["names"][m] for m in range(len(totals)) if totals[m] == min(totals)]

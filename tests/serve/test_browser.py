@@ -202,3 +202,18 @@ def test_a_pile_moved_by_clicks_and_a_card_dragged(browser, page_server):  # noq
     settled(browser)
     now = seen(browser)
     assert dict(p.split(":", 1) for p in now["piles"])["NE"].startswith("KC") and "KC" not in now["hand"].split()
+
+
+def test_the_agents_turns_are_shown_step_by_step(browser, page_server):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    start(browser, page_server, opponents=("greedy", "merger"), seed=31)
+    browser.execute_script("document.getElementById('pace').value = '700'")
+    browser.find_element(By.ID, "stop").click()
+    # while the agents' steps are shown the page is busy and names each one above the table
+    shown = wait_for(browser, "const a = document.getElementById('app'), l = document.querySelector('#board [data-role=last]');"
+                              "return a.dataset.phase === 'agents' && l ? l.textContent : false;")
+    assert shown.startswith("last: ") and ("greedy" in shown or "pile-merger" in shown)
+    assert settled(browser) in ("your_turn", "match_over")
+    lines = browser.find_element(By.ID, "log").text.splitlines()
+    assert any(line.startswith("greedy ") for line in lines) and any(line.startswith("pile-merger ") for line in lines)
