@@ -6,7 +6,8 @@ elsewhere).
 Every answer to a bad request is a 4xx with a one-line JSON body ``{"error": "..."}``: bad
 JSON or fields (422), a bad action or rule text (400), an unknown game (404), an action out
 of turn or not legal now (409), a body too large (413), too many games (429). An error of
-the server itself is a 500 with the same one-line body; no answer carries a traceback.
+the server itself (an agent that breaks the rules or raises) is a 500 with the same one-line
+body; no answer carries a traceback.
 No request loads a file, a model or an agent: the agents are those loaded when the server
 started, offered by name.
 """
@@ -29,14 +30,14 @@ from kc_sim.game.rules import parse_rules
 from kc_sim.picture.svg import SVG_CSS
 from kc_sim.serve.games import GameTable, NoSuchGame, TooMany
 from kc_sim.serve.limits import MAX_BODY_BYTES, BodyLimit, Limits, SecurityHeaders, clean_name
-from kc_sim.serve.session import ANALYSIS, LENGTHS, Illegal, NotNow, TableGame, match_rule
+from kc_sim.serve.session import ANALYSIS, LENGTHS, AgentFailed, Illegal, NotNow, TableGame, match_rule
 from kc_sim.serve.storage import RecordStore
 
 __all__ = ["create_app"]
 
 log = logging.getLogger("kc_sim.serve")
 
-_STATUS = [(NoSuchGame, 404), (TooMany, 429), (NotNow, 409), (Illegal, 409), (UserError, 400)]
+_STATUS = [(AgentFailed, 500), (NoSuchGame, 404), (TooMany, 429), (NotNow, 409), (Illegal, 409), (UserError, 400)]
 
 
 class NewGame(BaseModel):

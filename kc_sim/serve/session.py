@@ -36,7 +36,7 @@ from kc_sim.play.table.game import Game, why_illegal
 from kc_sim.play.table.position import position
 from kc_sim.records.untrusted import display_text
 
-__all__ = ["TableGame", "NotNow", "Illegal", "LENGTHS", "match_rule", "ANALYSIS", "warm_up"]
+__all__ = ["TableGame", "NotNow", "Illegal", "AgentFailed", "LENGTHS", "match_rule", "ANALYSIS", "warm_up"]
 
 #: game lengths offered, as the rule texts name them, and their match switch
 LENGTHS = {"1": "rounds:1", "3": "rounds:3", "5": "rounds:5", "to_25": "to_25"}
@@ -54,6 +54,10 @@ class NotNow(UserError):
 
 class Illegal(UserError):
     """An action that is not legal now; the message says why in words."""
+
+
+class AgentFailed(UserError):
+    """An agent broke the rules or raised: the game cannot go on (the server's fault, not the request's)."""
 
 
 def match_rule(rules: RuleSet, length: str) -> RuleSet:
@@ -168,27 +172,35 @@ class TableGame:
         """Run the agents' decisions until the person is to act or the round is over."""
         g, t0 = self.game, time.perf_counter()
         try:
-            for _ in range(MAX_AGENT_STEPS):
-                if g.over or g.seat == self.you:
-                    break
-                seat, start = g.seat, len(self.rr.turns)
-                a = self.agents.act(g, self.scores())
-                reason = why_illegal(g, a)
-                if reason is not None:
-                    raise UserError(f"agent {self.agents.name(seat)!r} (seat {seat}) played the illegal action "
-                                    f"{action_text(a)}: {reason}")
-                moving = _moving(g, a)
-                self.rr.play(a)
-                self._note_turn(seat, start)
-                closed = g.over or len(self.rr.turns) != start
-                self.steps.append({"seat": seat, "name": self.round_labels()[seat], "action": action_text(a),
-                                   "drew": bool(closed and self.last_turns[seat]["drew"]),
-                                   "cards": int(g.state[layout.HAND_N + seat]),
-                                   "position": self._position(_last_of(a, moving, self.round_labels()[seat]))})
+            self._agent_steps(g)
+        except AgentFailed:
+            raise
+        except UserError as e:                    # SeatFault: the agent raised or returned no action
+            raise AgentFailed(f"{e}; this game cannot go on, start a new one") from e
         finally:
             self.agent_seconds += time.perf_counter() - t0
         if g.over:
             self._finish()
+
+    def _agent_steps(self, g: Game) -> None:
+        """The agents' decisions, each kept as a step with the table after it."""
+        for _ in range(MAX_AGENT_STEPS):
+            if g.over or g.seat == self.you:
+                return
+            seat, start = g.seat, len(self.rr.turns)
+            a = self.agents.act(g, self.scores())
+            reason = why_illegal(g, a)
+            if reason is not None:
+                raise AgentFailed(f"agent {self.agents.name(seat)!r} (seat {seat}) played the illegal action "
+                                  f"{action_text(a)}: {reason}; this game cannot go on, start a new one")
+            moving = _moving(g, a)
+            self.rr.play(a)
+            self._note_turn(seat, start)
+            closed = g.over or len(self.rr.turns) != start
+            self.steps.append({"seat": seat, "name": self.round_labels()[seat], "action": action_text(a),
+                               "drew": bool(closed and self.last_turns[seat]["drew"]),
+                               "cards": int(g.state[layout.HAND_N + seat]),
+                               "position": self._position(_last_of(a, moving, self.round_labels()[seat]))})
 
     def _finish(self) -> None:
         """The round is over: its record to the data folder, its penalties to the match."""

@@ -218,3 +218,44 @@ def test_a_game_to_25_points_ends_when_someone_has_25(server, client):
     assert st["phase"] == "match_over" and max(st["match"]["totals"]) >= 25
     totals = st["match"]["totals"]
     assert st["match"]["winners"] == [st["match"]["names"][m] for m in range(len(totals)) if totals[m] == min(totals)]
+
+
+BROKEN = '''
+from kc_sim.play.agent import PythonAgent
+
+
+class ThreeShy(PythonAgent):
+    """Plays its first legal action, but raises at a table of three (its warm-up is two players)."""
+
+    name = "three-shy"
+
+    def new_round(self, seat, players, rules, seed):
+        super().new_round(seat, players, rules, seed)
+        self.players = players
+
+    def act(self, obs):
+        if self.players == 3:
+            raise RuntimeError("no table of three")
+        return obs.legal[0]
+'''
+
+
+def test_an_agent_that_fails_mid_game_is_a_500_with_one_line(tmp_path, client):
+    (tmp_path / "shy.py").write_text(BROKEN)
+    s = Server(tmp_path / "data", agents=f"greedy,{tmp_path / 'shy.py'}:ThreeShy")
+    try:
+        names = [a["name"] for a in client.get(f"{s.base}api/config").json()["agents"]]
+        r = None
+        for seed in range(20):          # a deal where the shy agent plays before the person, or soon after
+            r = client.post(f"{s.base}api/games", json={"opponents": [names[1], "greedy"], "seed": seed})
+            if r.status_code != 201:
+                break
+            st = r.json()
+            r = act(client, s, st["game"], "stop")
+            if r.status_code != 200:
+                break
+        why = one_line_error(r, 500)
+        assert "ThreeShy" in why and "raised RuntimeError" in why and "cannot go on" in why
+        assert client.get(f"{s.base}api/config").status_code == 200      # the server goes on
+    finally:
+        s.stop()
