@@ -106,6 +106,7 @@ class TableGame:
         self.records: list[dict] = []
         self.saved: list[str | None] = []          # by round: None saved, else why not
         self.agent_seconds = 0.0                   # agents' thinking in the current request
+        self.failed: str | None = None             # why the game cannot go on (an agent failed)
         self._deal()
 
     # --- the match ---------------------------------------------------------------------
@@ -122,7 +123,9 @@ class TableGame:
 
     @property
     def phase(self) -> str:
-        """``your_turn``, ``round_over`` or ``match_over``."""
+        """``your_turn``, ``round_over``, ``match_over``, or ``failed`` (an agent failed)."""
+        if self.failed is not None:
+            return "failed"
         if not self.game.over:
             return "your_turn"
         return "match_over" if self.match.over else "round_over"
@@ -136,6 +139,8 @@ class TableGame:
 
     def next_round(self) -> None:
         """Deal the next round of the match (only once a round is over and the match is not)."""
+        if self.failed is not None:
+            raise AgentFailed(self.failed)
         if self.phase != "round_over":
             raise NotNow("the round is not over yet" if not self.game.over else "the match is over: no more rounds")
         self._deal()
@@ -144,6 +149,8 @@ class TableGame:
     def play(self, text: str) -> None:
         """The person's action in record text (``7H>E``, ``N>E``, ``stop``); then the agents
         play until it is the person's turn again or the round ends."""
+        if self.failed is not None:
+            raise AgentFailed(self.failed)
         if self.phase != "your_turn":
             raise NotNow("the round is over: deal the next round or start a new game"
                          if self.phase == "round_over" else "the match is over: start a new game")
@@ -173,10 +180,12 @@ class TableGame:
         g, t0 = self.game, time.perf_counter()
         try:
             self._agent_steps(g)
-        except AgentFailed:
+        except AgentFailed as e:
+            self.failed = str(e)
             raise
         except UserError as e:                    # SeatFault: the agent raised or returned no action
-            raise AgentFailed(f"{e}; this game cannot go on, start a new one") from e
+            self.failed = f"{e}; this game cannot go on, start a new one"
+            raise AgentFailed(self.failed) from e
         finally:
             self.agent_seconds += time.perf_counter() - t0
         if g.over:
@@ -250,6 +259,8 @@ class TableGame:
             "steps": [{k: v for k, v in st.items() if k != "position"} for st in self.steps],
             "rounds_played": len(self.records), "result": None,
         }
+        if self.failed is not None:
+            v.update(legal=[], to_play=None, failed=self.failed)
         if over:
             rec = self.records[-1]
             v["result"] = {**rec["result"], "record": len(self.records) - 1, "saved": self.saved[-1] is None,

@@ -245,17 +245,21 @@ def test_an_agent_that_fails_mid_game_is_a_500_with_one_line(tmp_path, client):
     s = Server(tmp_path / "data", agents=f"greedy,{tmp_path / 'shy.py'}:ThreeShy")
     try:
         names = [a["name"] for a in client.get(f"{s.base}api/config").json()["agents"]]
-        r = None
-        for seed in range(20):          # a deal where the shy agent plays before the person, or soon after
+        r = gid = None
+        for seed in range(40):          # a deal where the person stops and the shy agent must play
             r = client.post(f"{s.base}api/games", json={"opponents": [names[1], "greedy"], "seed": seed})
-            if r.status_code != 201:
-                break
-            st = r.json()
-            r = act(client, s, st["game"], "stop")
+            if r.status_code == 500:    # it had to play before the person's first turn: one line too
+                one_line_error(r, 500)
+                continue
+            gid = r.json()["game"]
+            r = act(client, s, gid, "stop")
             if r.status_code != 200:
                 break
         why = one_line_error(r, 500)
         assert "ThreeShy" in why and "raised RuntimeError" in why and "cannot go on" in why
+        assert one_line_error(act(client, s, gid, "stop"), 500) == why        # and says so again, nothing played
+        failed = client.get(f"{s.base}api/games/{gid}").json()
+        assert failed["phase"] == "failed" and failed["failed"] == why and failed["legal"] == []
         assert client.get(f"{s.base}api/config").status_code == 200      # the server goes on
     finally:
         s.stop()
