@@ -103,6 +103,7 @@
     legal(st);
     result(st);
     if (st.phase === "your_turn" && st.drew && animate) say("You drew " + st.drew + ".", true);
+    if (st.failed) say(st.failed + " (New game starts another.)");
   }
 
   function legal(st) {
