@@ -1,6 +1,6 @@
 # Two-command set-up on a fresh machine with Python 3.11:
 #   make run    installs kc-sim into .venv and runs a default tournament
-#   make test   adds the test, rl, train (torch, sb3) and openspiel extras, installs headless Chromium
+#   make test   adds the test, rl, train (torch, sb3), openspiel and serve extras, installs headless Chromium
 #               and its driver for the browser tests (apt-get), and runs the test suite
 # Every install is pinned by constraints.txt (make lock rewrites it; see the README).
 # numba's compile cache is the one kc-sim itself uses (~/.cache/kc-sim/numba, or
@@ -17,9 +17,9 @@ $(BIN)/kc-sim: pyproject.toml constraints.txt
 	$(PIP) -e .
 	touch $@
 
-# everything the tests use: the test tools, PettingZoo, torch with sb3-contrib, OpenSpiel
+# everything the tests use: the test tools, PettingZoo, torch with sb3-contrib, OpenSpiel, kc-sim serve
 $(BIN)/pytest: $(BIN)/kc-sim
-	$(PIP) -e ".[test,rl,train,openspiel]"
+	$(PIP) -e ".[test,rl,train,openspiel,serve]"
 	touch $@
 
 install: $(BIN)/kc-sim

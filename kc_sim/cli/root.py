@@ -22,6 +22,7 @@ import kc_sim.cli.leaderboard as cli_leaderboard
 import kc_sim.cli.learn as cli_learn
 import kc_sim.cli.play as cli_play
 import kc_sim.cli.power as cli_power
+import kc_sim.cli.serve as cli_serve
 import kc_sim.cli.tournament as cli_tournament
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError, os_error_text
@@ -184,6 +185,8 @@ def _register_commands():
     app.command("leaderboard")(cli_leaderboard.leaderboard)
     app.command("power")(cli_power.power)
     app.command("train")(cli_learn.train)
+    app.command("serve")(cli_serve.serve)
+    app.command("bench-serve")(cli_serve.bench_serve)
 
 
 _register_commands()
