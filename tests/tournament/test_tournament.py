@@ -402,6 +402,12 @@ def test_bench_agent_against_baselines(tmp_path):
     assert len(df) == 1200 and set(df["lineup"]) == {0, 1}
     first = builtin_agents()[AGENTS[0]].name
     assert ((df["agent_0"].astype(str) == first) | (df["agent_1"].astype(str) == first)).all()
+    # its win rate by position in turn order over all baselines, recomputed from the rows
+    mine = [pd.DataFrame({"pos": (s - df["first"].astype(int)) % 2, "won": (df["winner"] == s).fillna(False)})
+            [df[f"agent_{s}"].astype(str) == first] for s in range(2)]
+    rate = pd.concat(mine).groupby("pos")["won"].mean()
+    line = next(x for x in result.output.splitlines() if "by position in turn order, over all baselines" in x)
+    assert f"1st {100 * rate[0]:.1f}% [" in line and f"2nd {100 * rate[1]:.1f}% [" in line, line
 
 
 def test_bench_agent_says_when_a_baseline_played_identically(tmp_path):
