@@ -68,6 +68,8 @@ def _run_parts(reader: RunReader) -> list[tuple[Path, list[str]]]:
     """The round parts of a run folder, each with the columns the comparisons read (checked
     before any is read, so a bad folder fails at once)."""
     run_dir = reader.path
+    if not run_dir.is_dir() or not (reader.has_manifest or reader.parts()):
+        RunReader.open(run_dir)      # raises the "not a run folder" line every reader of a run gives
     parts = reader.parts()
     if not parts:
         raise UserError(f"{run_dir} has no round results yet: no chunk of its run is done (rerun the command that "
@@ -142,8 +144,6 @@ def load_comparisons(run_dirs) -> Comparisons:
     family_deals: dict[tuple, int] = {}
     for i, run in enumerate(run_dirs):
         reader = RunReader(run)
-        if not reader.path.is_dir() or not (reader.has_manifest or reader.parts()):
-            RunReader.open(run)      # raises the "not a run folder" line every reader of a run gives
         parts = _run_parts(reader)
         deals, family = _deals_and_family(reader, i)
         family_deals[family] = max(family_deals.get(family, 0), deals)
