@@ -100,7 +100,8 @@ def windowed(submit, tasks, window: int, dead_worker=lambda: None, local=None, r
     it is warm rather than when this process next looks (after its own chunk and the store,
     the first of which imports pyarrow).
     A broken pool (a worker died), seen by a result, by the next submit or by
-    ``dead_worker()`` (checked every second while waiting), ends the run with
+    ``dead_worker()`` (checked before each task played here and every second while
+    waiting), ends the run with
     :class:`WorkerLost` naming the chunks not finished. Pending futures are left to the
     caller's teardown (cancelling them first races the pool's own shutdown); when the caller
     stops asking for results, the chunks in flight are waited for."""
@@ -124,6 +125,9 @@ def windowed(submit, tasks, window: int, dead_worker=lambda: None, local=None, r
             start_submitting()
             done = {f for f in pending if f.done()}
             if not done and local is not None:
+                died = dead_worker()        # loky can miss a death (its reader stuck on half a result):
+                if died is not None:        # look before each chunk played here, not only when waiting
+                    raise BrokenProcessPool(died)
                 task = next(it, None)
                 if task is not None:
                     res = local(task)

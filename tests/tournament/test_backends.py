@@ -36,6 +36,18 @@ def test_a_dead_worker_ends_the_wait_even_if_no_future_says_so():
     assert time.monotonic() - t0 < 10
 
 
+def test_a_dead_worker_stops_this_process_playing_on_alone():
+    """A worker's death that no future reports (loky's reader stuck on half a result) is seen
+    before this process plays its next chunk: the run does not go on alone to its end first."""
+    never = Future()
+    played = []
+    dead = lambda: "worker 123 exited with code -9" if len(played) >= 3 else None   # noqa: E731
+    with pytest.raises(WorkerLost, match=r"chunks? .*rerun"):
+        list(backends.windowed(lambda task: never, [_Task(i) for i in range(200)], window=2, dead_worker=dead,
+                               local=lambda t: played.append(t.index) or t.index))
+    assert len(played) == 3
+
+
 def test_this_process_plays_while_the_workers_are_not_ready():
     played, submitted = [], []
 
