@@ -10,12 +10,16 @@ a search may learn (a model of the hands, more worlds), it cannot know more than
 cards: how far the clairvoyant is ahead of ``sampler`` bounds, roughly, what better world
 sampling alone can buy with the same candidates and rollouts. Better candidates or rollouts
 (a network's) can go further; a deep clairvoyant (rollouts to the end of the round by the
-planner) measures how much of the gap is the rollout's.
+planner) measures how much of the gap is the rollout's; ``deep_sampler_policy`` is the same
+deep rollout with the sampler's own (rule-abiding) sampled worlds.
 
 Use::
 
     kc-sim bench-agent experiments/clairvoyant.py:clairvoyant_policy --baselines sampler --rounds 40000 --seed 7
     kc-sim bench-agent experiments/clairvoyant.py:clairvoyant_deep_policy --baselines sampler --rounds 10000 --seed 7
+    kc-sim bench-agent experiments/clairvoyant.py:deep_sampler_policy --baselines sampler --rounds 4000 --seed 7
+
+The figures are in results/README.md, section 9c.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ from kc_sim.core.layout import DONE, PLAYERS, STATE_SIZE, STOP
 from kc_sim.core.legal import has_play, stop_legal
 from kc_sim.core.policy import MEM_SIZE, compiled_policy
 from kc_sim.core.step import apply
-
 
 @nb.njit(cache=True)
 def clairvoyant_act(st, seat, mem, horizon, nodes):
@@ -71,7 +74,6 @@ def clairvoyant_act(st, seat, mem, horizon, nodes):
             best, best_v = i, v
     return _play(mem, st, plans[best], lens[best])
 
-
 @nb.njit(cache=True)
 def _play(mem, st, plan, n):
     store_plan(mem, st, plan, n, 1 if n >= MAX_PLAN else 0)
@@ -79,19 +81,15 @@ def _play(mem, st, plan, n):
         return STOP
     return plan[0]
 
-
 @compiled_policy
 def clairvoyant_policy(st, seat, mem):
     """The sampler's search in the true world: greedy rollouts of 4 turns."""
     return clairvoyant_act(st, seat, mem, 4, 0)
 
-
 @compiled_policy
 def clairvoyant_deep_policy(st, seat, mem):
     """The sampler's search in the true world: planner rollouts (40 nodes) to the round's end."""
     return clairvoyant_act(st, seat, mem, ROLLOUT_DECISIONS, 40)
-
-
 
 @compiled_policy
 def deep_sampler_policy(st, seat, mem):
@@ -99,8 +97,3 @@ def deep_sampler_policy(st, seat, mem):
     to the round's end: what the deep rollout buys without the true cards."""
     return sampler_act(st, seat, mem, 16, ROLLOUT_DECISIONS, 40)
 
-
-@compiled_policy
-def deep_sampler_h8_policy(st, seat, mem):
-    """As ``deep_sampler_policy`` with rollouts of 8 turns."""
-    return sampler_act(st, seat, mem, 16, 8, 40)
