@@ -187,6 +187,26 @@ def deal_world(vis, st, seat, cards, n, rng, w):
 _apply = nb.njit(inline="always")(apply.py_func)
 
 
+@nb.njit(cache=True, inline="always")
+def rollout_value(w, seat, win_w, block_loss):
+    """The sampler's objective where a rollout stops (lower is better for ``seat``): its hand
+    penalty minus the mean hand penalty of the others, minus ``win_w`` if it won the round,
+    plus ``win_w`` if another seat won (or, with ``block_loss``, the round blocked)."""
+    players = w[PLAYERS]
+    mine = hand_penalty(w, seat)
+    others = 0
+    for s in range(players):
+        if s != seat:
+            others += hand_penalty(w, s)
+    v = float(mine) - others / (players - 1)
+    if w[DONE]:
+        if w[WINNER] == seat:
+            v -= win_w
+        elif w[WINNER] >= 0 or block_loss:
+            v += win_w
+    return v
+
+
 @kernel
 def rollout(w, seat, pmem, horizon, nodes, win_w, block_loss, ws, plans, lens, scores):
     """Play the round in world ``w`` on with the rollout policy for every seat, for at most
@@ -209,23 +229,11 @@ def rollout(w, seat, pmem, horizon, nodes, win_w, block_loss, ws, plans, lens, s
         _apply(w, a)
         if a == STOP:
             turns += 1
-    players = w[PLAYERS]
-    mine = hand_penalty(w, seat)
-    others = 0
-    for s in range(players):
-        if s != seat:
-            others += hand_penalty(w, s)
-    v = float(mine) - others / (players - 1)
-    if w[DONE]:
-        if w[WINNER] == seat:
-            v -= win_w
-        elif w[WINNER] >= 0 or block_loss:
-            v += win_w
-    return v
+    return rollout_value(w, seat, win_w, block_loss)
 
 
 @nb.njit(cache=True, inline="always")
-def _turn_ends(vis, plans, lens, k, w):
+def turn_ends(vis, plans, lens, k, w):
     """Each candidate's turn played once on the visible copy ``vis`` (``w`` the scratch state):
     a plan moves only the seat's own cards and the piles (no candidate goes out: the line that
     does is played at once), so in every world the candidate's turn ends in this position
@@ -245,73 +253,118 @@ def _turn_ends(vis, plans, lens, k, w):
 
 
 @nb.njit(cache=True)
-def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win_w=WIN_WEIGHT, block_loss=True):
-    """The sampler's decision with ``budget`` worlds per decision, rollouts of at most
-    ``horizon`` turns with the planner capped at ``nodes`` positions (0: greedy)."""
+def open_decision(st, seat, mem, plans, lens, scores, ws):
+    """The start of a sampling decision: ``(action, k)``. ``action >= 0`` when no world is
+    needed (the turn's plan goes on, nothing can be played, the planner's best line goes out,
+    or there is one candidate); otherwise -1, with the ``k`` candidates (the planner's best
+    lines, then "stop" when legal) in ``plans``/``lens`` (``K_PLANS + 2`` rows; the last is
+    the rollouts' own)."""
     a = next_planned(mem, st)
     if a >= 0:
-        return a
+        return a, 0
     if not has_play(st):
         store_plan(mem, st, mem[PLAN0:], 0, 0)
-        return STOP
-    k_max = K_PLANS + 2               # the candidates, stop, and the rollouts' plan
-    plans = np.zeros((k_max, MAX_PLAN + 1), np.int64)
-    lens = np.zeros(k_max, np.int64)
-    scores = np.zeros(k_max, np.int64)
-    ws = np.empty(WS_SIZE, np.int64)
+        return STOP, 0
     ws[:TABLE_SIZE] = 0
     k, _ = search(st, seat, DEFAULT_WEIGHTS, SEARCH_NODES, K_PLANS, plans, lens, scores, True, True, ws)
     if k > 0 and scores[0] == 0:          # the best line goes out: the round is won now
-        return _play(mem, st, plans[0], lens[0])
+        return _play(mem, st, plans[0], lens[0]), k
     if not (lens[:k] == 0).any() and (k == 0 or stop_legal(st)):    # stop is a candidate
         lens[k] = 0
         k += 1
-    if k == 1 or budget <= 0:
-        return _play(mem, st, plans[0], lens[0])
+    if k == 1:
+        return _play(mem, st, plans[0], lens[0]), k
+    return -1, k
+
+
+@nb.njit(cache=True)
+def decision_buffers():
+    """The arrays of one decision: candidate ``plans``, ``lens``, ``scores`` and the search
+    workspace ``ws``."""
+    k_max = K_PLANS + 2               # the candidates, stop, and the rollouts' plan
+    return (np.zeros((k_max, MAX_PLAN + 1), np.int64), np.zeros(k_max, np.int64), np.zeros(k_max, np.int64),
+            np.empty(WS_SIZE, np.int64))
+
+
+@nb.njit(cache=True)
+def world_setup(st, seat, plans, lens, k):
+    """What every world of a decision starts from: ``(cards, n, vis, world, w, ends)``, the
+    ``n`` unseen cards (``n`` is -1 when they do not add up to the hidden hands and stock,
+    which cannot happen), the visible copy, two scratch states and each candidate's turn
+    end on the visible copy (:func:`turn_ends`)."""
     cards = np.empty(104, np.int64)
     n = unseen_cards(st, seat, cards)
     expected = st[STOCK_LEN] - st[STOCK_POS]
     for s in range(st[PLAYERS]):
         if s != seat:
             expected += st[HAND_N + s]
-    if n != expected:                     # cannot happen: every card is somewhere
-        return _play(mem, st, plans[0], lens[0])
     vis = np.empty(STATE_SIZE, np.int64)
     visible_copy(st, seat, vis)
     world = np.empty(STATE_SIZE, np.int64)
     w = np.empty(STATE_SIZE, np.int64)
-    ends = _turn_ends(vis, plans, lens, k, w)
-    pmem = np.zeros((st[PLAYERS], MEM_SIZE), np.int64)
-    total = np.zeros(k, np.float64)
-    if st[STOCK_LEN] <= st[STOCK_POS]:      # no stock left: the round's end is near, play it out
-        horizon = ROLLOUT_DECISIONS
-    r = k_max - 1                         # the rollouts' plan row
-    rp, rl, rs = plans[r:], lens[r:], scores[r:]
-    for _ in range(budget):
-        deal_world(vis, st, seat, cards, n, mem, world)
-        for i in range(k):
-            if ends[i, DONE]:
-                copy_live(w, world)
-                for j in range(lens[i]):
-                    apply(w, plans[i, j])
-            else:                         # the turn's end, with this world's other hands and stock
-                for j in range(STOCK):
-                    w[j] = ends[i, j]
-                for s in range(st[PLAYERS]):
-                    if s != seat:
-                        w[HAND + 2 * s] = world[HAND + 2 * s]
-                        w[HAND + 2 * s + 1] = world[HAND + 2 * s + 1]
-                        w[HAND_N + s] = world[HAND_N + s]
-                for j in range(STOCK + world[STOCK_POS], STOCK + world[STOCK_LEN]):
-                    w[j] = world[j]
-            if not w[DONE]:
-                apply(w, STOP)
-            total[i] += rollout(w, seat, pmem, horizon, nodes, win_w, block_loss, ws, rp, rl, rs)
+    ends = turn_ends(vis, plans, lens, k, w)
+    return cards, (n if n == expected else -1), vis, world, w, ends
+
+
+@nb.njit(cache=True, inline="always")
+def enter_world(w, ends, i, world, st, seat, plans, lens):
+    """Candidate ``i`` played in ``world`` and its turn ended (the stop's draw from the world's
+    stock): the position its rollout starts from, written into ``w``. ``ends``: the turns'
+    ends on the visible copy (:func:`turn_ends`)."""
+    if ends[i, DONE]:
+        copy_live(w, world)
+        for j in range(lens[i]):
+            apply(w, plans[i, j])
+    else:                             # the turn's end, with this world's other hands and stock
+        for j in range(STOCK):
+            w[j] = ends[i, j]
+        for s in range(st[PLAYERS]):
+            if s != seat:
+                w[HAND + 2 * s] = world[HAND + 2 * s]
+                w[HAND + 2 * s + 1] = world[HAND + 2 * s + 1]
+                w[HAND_N + s] = world[HAND_N + s]
+        for j in range(STOCK + world[STOCK_POS], STOCK + world[STOCK_LEN]):
+            w[j] = world[j]
+    if not w[DONE]:
+        apply(w, STOP)
+
+
+@nb.njit(cache=True)
+def play_best(mem, st, plans, lens, total, k):
+    """Play (and keep as the turn's plan) the candidate of lowest ``total``; ties go to the
+    earlier candidate (the planner's order)."""
     best = 0
     for i in range(1, k):
         if total[i] < total[best]:
             best = i
     return _play(mem, st, plans[best], lens[best])
+
+
+@nb.njit(cache=True)
+def sampler_act(st, seat, mem, budget, horizon=HORIZON, nodes=ROLLOUT_NODES, win_w=WIN_WEIGHT, block_loss=True):
+    """The sampler's decision with ``budget`` worlds per decision, rollouts of at most
+    ``horizon`` turns with the planner capped at ``nodes`` positions (0: greedy)."""
+    plans, lens, scores, ws = decision_buffers()
+    a, k = open_decision(st, seat, mem, plans, lens, scores, ws)
+    if a >= 0:
+        return a
+    if budget <= 0:
+        return _play(mem, st, plans[0], lens[0])
+    cards, n, vis, world, w, ends = world_setup(st, seat, plans, lens, k)
+    if n < 0:                             # cannot happen: every card is somewhere
+        return _play(mem, st, plans[0], lens[0])
+    pmem = np.zeros((st[PLAYERS], MEM_SIZE), np.int64)
+    total = np.zeros(k, np.float64)
+    if st[STOCK_LEN] <= st[STOCK_POS]:      # no stock left: the round's end is near, play it out
+        horizon = ROLLOUT_DECISIONS
+    r = K_PLANS + 1                       # the rollouts' plan row
+    rp, rl, rs = plans[r:], lens[r:], scores[r:]
+    for _ in range(budget):
+        deal_world(vis, st, seat, cards, n, mem, world)
+        for i in range(k):
+            enter_world(w, ends, i, world, st, seat, plans, lens)
+            total[i] += rollout(w, seat, pmem, horizon, nodes, win_w, block_loss, ws, rp, rl, rs)
+    return play_best(mem, st, plans, lens, total, k)
 
 
 @nb.njit(cache=True)

@@ -27,59 +27,30 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from agents.plans import MAX_PLAN, PLAN0, next_planned, store_plan
-from agents.sampler import K_PLANS, ROLLOUT_DECISIONS, SEARCH_NODES, WIN_WEIGHT, copy_live, rollout, sampler_act
-from agents.search import DEFAULT_WEIGHTS, TABLE_SIZE, WS_SIZE, search
-from kc_sim.core.layout import DONE, PLAYERS, STATE_SIZE, STOP
-from kc_sim.core.legal import has_play, stop_legal
+from agents.sampler import (K_PLANS, ROLLOUT_DECISIONS, WIN_WEIGHT, turn_ends, decision_buffers, enter_world,
+                            open_decision, play_best, rollout, sampler_act)
+from kc_sim.core.layout import PLAYERS, STATE_SIZE
 from kc_sim.core.policy import MEM_SIZE, compiled_policy
-from kc_sim.core.step import apply
+
 
 @nb.njit(cache=True)
 def clairvoyant_act(st, seat, mem, horizon, nodes):
     """The sampler's decision (its candidates, its objective) with the true world in place of
-    the sampled ones: each candidate is played on a copy of ``st`` and rolled out once."""
-    a = next_planned(mem, st)
+    the sampled ones: each candidate is played in ``st`` itself and rolled out once."""
+    plans, lens, scores, ws = decision_buffers()
+    a, k = open_decision(st, seat, mem, plans, lens, scores, ws)
     if a >= 0:
         return a
-    if not has_play(st):
-        store_plan(mem, st, mem[PLAN0:], 0, 0)
-        return STOP
-    k_max = K_PLANS + 2
-    plans = np.zeros((k_max, MAX_PLAN + 1), np.int64)
-    lens = np.zeros(k_max, np.int64)
-    scores = np.zeros(k_max, np.int64)
-    ws = np.empty(WS_SIZE, np.int64)
-    ws[:TABLE_SIZE] = 0
-    k, _ = search(st, seat, DEFAULT_WEIGHTS, SEARCH_NODES, K_PLANS, plans, lens, scores, True, True, ws)
-    if k > 0 and scores[0] == 0:
-        return _play(mem, st, plans[0], lens[0])
-    if not (lens[:k] == 0).any() and (k == 0 or stop_legal(st)):
-        lens[k] = 0
-        k += 1
-    if k == 1:
-        return _play(mem, st, plans[0], lens[0])
     w = np.empty(STATE_SIZE, np.int64)
+    ends = turn_ends(st, plans, lens, k, w)
     pmem = np.zeros((st[PLAYERS], MEM_SIZE), np.int64)
-    r = k_max - 1
-    best, best_v = 0, np.inf
+    total = np.zeros(k, np.float64)
+    r = K_PLANS + 1
     for i in range(k):
-        copy_live(w, st)
-        for j in range(lens[i]):
-            apply(w, plans[i, j])
-        if not w[DONE]:
-            apply(w, STOP)
-        v = rollout(w, seat, pmem, horizon, nodes, WIN_WEIGHT, True, ws, plans[r:], lens[r:], scores[r:])
-        if v < best_v:
-            best, best_v = i, v
-    return _play(mem, st, plans[best], lens[best])
+        enter_world(w, ends, i, st, st, seat, plans, lens)
+        total[i] = rollout(w, seat, pmem, horizon, nodes, WIN_WEIGHT, True, ws, plans[r:], lens[r:], scores[r:])
+    return play_best(mem, st, plans, lens, total, k)
 
-@nb.njit(cache=True)
-def _play(mem, st, plan, n):
-    store_plan(mem, st, plan, n, 1 if n >= MAX_PLAN else 0)
-    if n == 0:
-        return STOP
-    return plan[0]
 
 @compiled_policy
 def clairvoyant_policy(st, seat, mem):

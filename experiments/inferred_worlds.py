@@ -19,15 +19,13 @@ import os
 import numba as nb
 import numpy as np
 
-from agents.plans import MAX_PLAN, PLAN0, next_planned, store_plan
 from agents.position import unseen_mask
-from agents.sampler import (K_PLANS, ROLLOUT_DECISIONS, SEARCH_NODES, WIN_WEIGHT, _turn_ends, copy_live, rollout,
-                            visible_copy)
-from agents.search import DEFAULT_WEIGHTS, TABLE_SIZE, WS_SIZE, search
+from agents.sampler import (K_PLANS, ROLLOUT_DECISIONS, WIN_WEIGHT, decision_buffers, enter_world, open_decision,
+                            play_best, rollout, world_setup)
 from kc_sim.core.bits import lowest
 from kc_sim.core.layout import (DONE, HAND, HAND_N, N_PILES, PLAYERS, RULES, SEAT, STATE_SIZE, STOCK, STOCK_LEN,
                                 STOCK_POS, STOP)
-from kc_sim.core.legal import has_play, stop_legal, target_mask
+from kc_sim.core.legal import target_mask
 from kc_sim.core.policy import MEM_SIZE, POLICY_SIG
 from kc_sim.core.rng import below
 from kc_sim.core.step import add_to_hand, apply, deal
@@ -105,74 +103,30 @@ def deal_uniform(vis, st, seat, rng, w):
 
 @nb.njit
 def inferred_act(st, seat, mem, budget, horizon, nodes, free):
-    a = next_planned(mem, st)
+    """The sampler's decision in worlds dealt by :func:`deal_inferred` (one deck; the planner's
+    best line with two)."""
+    plans, lens, scores, ws = decision_buffers()
+    a, k = open_decision(st, seat, mem, plans, lens, scores, ws)
     if a >= 0:
         return a
-    if not has_play(st):
-        store_plan(mem, st, mem[PLAN0:], 0, 0)
-        return STOP
-    k_max = K_PLANS + 2
-    plans = np.zeros((k_max, MAX_PLAN + 1), np.int64)
-    lens = np.zeros(k_max, np.int64)
-    scores = np.zeros(k_max, np.int64)
-    ws = np.empty(WS_SIZE, np.int64)
-    ws[:TABLE_SIZE] = 0
-    k, _ = search(st, seat, DEFAULT_WEIGHTS, SEARCH_NODES, K_PLANS, plans, lens, scores, True, True, ws)
-    if k > 0 and scores[0] == 0:
-        return _play(mem, st, plans[0], lens[0])
-    if not (lens[:k] == 0).any() and (k == 0 or stop_legal(st)):
-        lens[k] = 0
-        k += 1
-    if k == 1 or st[RULES + R_DECKS] != 1:
-        return _play(mem, st, plans[0], lens[0])
+    total = np.zeros(k, np.float64)
+    if st[RULES + R_DECKS] != 1:
+        return play_best(mem, st, plans, lens, total, 1)
     fit = np.int64(0)
     for p in range(N_PILES):
         fit |= target_mask(st, p)
-    vis = np.empty(STATE_SIZE, np.int64)
-    visible_copy(st, seat, vis)
-    world = np.empty(STATE_SIZE, np.int64)
-    w = np.empty(STATE_SIZE, np.int64)
-    ends = _turn_ends(vis, plans, lens, k, w)
+    _, _, vis, world, w, ends = world_setup(st, seat, plans, lens, k)
     pmem = np.zeros((st[PLAYERS], MEM_SIZE), np.int64)
-    total = np.zeros(k, np.float64)
     if st[STOCK_LEN] <= st[STOCK_POS]:
         horizon = ROLLOUT_DECISIONS
-    r = k_max - 1
-    rp, rl, rs = plans[r:], lens[r:], scores[r:]
+    r = K_PLANS + 1
     for _ in range(budget):
         if not deal_inferred(vis, st, seat, mem, world, fit, free):
             deal_uniform(vis, st, seat, mem, world)
         for i in range(k):
-            if ends[i, DONE]:
-                copy_live(w, world)
-                for j in range(lens[i]):
-                    apply(w, plans[i, j])
-            else:
-                for j in range(STOCK):
-                    w[j] = ends[i, j]
-                for s in range(st[PLAYERS]):
-                    if s != seat:
-                        w[HAND + 2 * s] = world[HAND + 2 * s]
-                        w[HAND + 2 * s + 1] = world[HAND + 2 * s + 1]
-                        w[HAND_N + s] = world[HAND_N + s]
-                for j in range(STOCK + world[STOCK_POS], STOCK + world[STOCK_LEN]):
-                    w[j] = world[j]
-            if not w[DONE]:
-                apply(w, STOP)
-            total[i] += rollout(w, seat, pmem, horizon, nodes, WIN_WEIGHT, True, ws, rp, rl, rs)
-    best = 0
-    for i in range(1, k):
-        if total[i] < total[best]:
-            best = i
-    return _play(mem, st, plans[best], lens[best])
-
-
-@nb.njit
-def _play(mem, st, plan, n):
-    store_plan(mem, st, plan, n, 1 if n >= MAX_PLAN else 0)
-    if n == 0:
-        return STOP
-    return plan[0]
+            enter_world(w, ends, i, world, st, seat, plans, lens)
+            total[i] += rollout(w, seat, pmem, horizon, nodes, WIN_WEIGHT, True, ws, plans[r:], lens[r:], scores[r:])
+    return play_best(mem, st, plans, lens, total, k)
 
 
 @nb.njit(POLICY_SIG)
