@@ -19,7 +19,8 @@ The recipe (results/README.md, section 9, measured it against the alternatives):
    previous batch, so the two cores both work.
 
 Every ``eval_every`` (a tenth of the budget by default) the network, playing its best action,
-is measured against fixed baselines (the opponents and the teacher) on fixed deals in every
+is measured against fixed baselines (the opponents, the teacher and :data:`ALWAYS_MEASURED`,
+the strongest built-in player) on fixed deals in every
 seating, with intervals clustered by deal (:mod:`kc_sim.learn.net_eval`); the model is saved
 (data only, :mod:`kc_sim.learn.net_model`) each time, with the learning curve beside it:
 
@@ -52,6 +53,9 @@ from kc_sim.play.agents.registry import load_agent
 
 __all__ = ["Recipe", "NetTrainResult", "train_net", "curve_paths", "plot_curve"]
 
+#: baselines on every learning curve, whatever the opponents: the strongest built-in player,
+#: so that every training says how far it is from it
+ALWAYS_MEASURED = ("sampler",)
 #: the most of a --minutes budget behaviour cloning may take (the rest is PPO)
 BC_SHARE = 0.2
 
@@ -142,7 +146,7 @@ class _Run:
             out, say
         self.curve_file, self.figure = curve_paths(out)
         self.opp_text = ",".join(names)
-        self.baselines = list(dict.fromkeys([load_agent(n).name for n in names] + [load_agent(recipe.teacher).name]))
+        self.baselines = list(dict.fromkeys([load_agent(n).name for n in [*names, recipe.teacher, *ALWAYS_MEASURED]]))
         self.tr = Trainer(names, players, rs.spec(), seed, recipe, say)
         self.rows: list[dict] = []
         self.done = {"seconds": 0.0, "steps": 0, "rounds": 0, "iterations": 0, "round_seed": 0}

@@ -40,7 +40,7 @@ def test_short_training_beats_random_clearly(trained):
         assert text in r.stderr + r.stdout
     curve = pd.read_parquet(d / "m.curve.parquet")
     assert list(curve["phase"].unique()) == ["bc", "ppo", "final"]
-    assert set(curve["baseline"]) == {"random", "planner"}
+    assert set(curve["baseline"]) == {"random", "planner", "sampler"}
     assert ((curve["win_lo"] <= curve["win"]) & (curve["win"] <= curve["win_hi"])).all()
     final = curve[(curve["phase"] == "final") & (curve["baseline"] == "random")].iloc[0]
     assert final["steps"] >= 30000 and final["deals"] == 400 and final["rounds"] == 800
