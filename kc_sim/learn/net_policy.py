@@ -40,6 +40,7 @@ from numba.core.extending import intrinsic
 
 from kc_sim.core import layout as L
 from kc_sim.core.bits import lowest, popcount
+from kc_sim.core.ids import id_pile, id_side
 from kc_sim.core.legal import move_mask, place_mask, stop_legal
 from kc_sim.core.policy import POLICY_SIG, compiling
 from kc_sim.env.obs_actions import (
@@ -51,6 +52,7 @@ from kc_sim.env.obs_actions import (
     legal_actions,
 )
 from kc_sim.errors import UserError
+from kc_sim.learn.simd import axpy
 
 __all__ = ["N_SLOTS", "TRAINING_SLOT", "param_size", "unpack", "scores", "forward_rows", "net_act", "load_slot", "slot_policy",
            "slot_params"]
@@ -91,16 +93,14 @@ def unpack(params: np.ndarray) -> dict:
 
 @nb.njit(cache=True, inline="always")
 def _context(params, ctx, hc):
-    """hc = ctx @ Wc (H1 values)."""
+    """hc = ctx @ Wc (H1 values; float32 ``ctx`` and ``hc``)."""
     h1 = np.int64(params[0])
     for j in range(h1):
         hc[j] = 0.0
     for k in range(F_CTX):
         v = ctx[k]
         if v != 0.0:
-            row = 2 + k * h1
-            for j in range(h1):
-                hc[j] += v * params[row + j]
+            axpy(hc, params, 2 + k * h1, v, h1)
 
 
 @nb.njit(cache=True, inline="always")
@@ -123,47 +123,87 @@ def _dot_relu(params, at, v, n):
 
 
 @nb.njit(cache=True, inline="always")
-def _score(params, hc, x, h, g):
-    """q of one action with features ``x``, given the decision's ``hc`` (scratch ``h``, ``g``)."""
+def _nonzero(x):
+    """The mask of the features ``x[k]`` that are not zero (bit k)."""
+    nz = np.int64(0)
+    for k in range(F_ACT):
+        nz |= np.int64(x[k] != 0.0) << k
+    return nz
+
+
+@nb.njit(cache=True, inline="always")
+def _hidden1(params, hc, x, nz, h):
+    """h = hc + x @ Wa: the rows of the features in ``nz`` (x's non-zero ones), in feature order."""
     h1 = np.int64(params[0])
-    h2 = np.int64(params[1])
     wa = 2 + F_CTX * h1
     for j in range(h1):
         h[j] = hc[j]
-    for k in range(F_ACT):
-        v = x[k]
-        if v != 0.0:
-            row = wa + k * h1
-            for j in range(h1):
-                h[j] += v * params[row + j]
-    at = wa + F_ACT * h1
+    while nz:
+        k = lowest(nz)
+        nz &= nz - 1
+        axpy(h, params, wa + k * h1, x[k], h1)
+
+
+@nb.njit(cache=True, inline="always")
+def _hidden2(params, h, pos, g):
+    """g = b2 + relu(h) @ W2: the rows of h's positive units, in unit order (listed first in
+    ``pos``, without a branch per unit)."""
+    h1 = np.int64(params[0])
+    h2 = np.int64(params[1])
+    at = 2 + (F_CTX + F_ACT) * h1
+    b2 = at + h1 * h2
+    n = 0
+    for i in range(h1):
+        pos[n] = i
+        n += h[i] > 0.0
+    for j in range(h2):
+        g[j] = params[b2 + j]
+    for t in range(n):
+        i = pos[t]
+        axpy(g, params, at + i * h2, h[i], h2)
+
+
+@nb.njit(cache=True, inline="always")
+def _score(params, hc, x, h, g, pos):
+    """q of one action with features ``x``, given the decision's ``hc`` (scratch ``h``, ``g``,
+    and ``pos``, int64[H1])."""
+    h1 = np.int64(params[0])
+    h2 = np.int64(params[1])
+    _hidden1(params, hc, x, _nonzero(x), h)
+    at = 2 + (F_CTX + F_ACT) * h1
     if h2 > 0:
-        b2 = at + h1 * h2
-        for j in range(h2):
-            g[j] = params[b2 + j]
-        for i in range(h1):
-            v = h[i]
-            if v > 0.0:
-                row = at + i * h2
-                for j in range(h2):
-                    g[j] += v * params[row + j]
-        wo = b2 + h2
+        _hidden2(params, h, pos, g)
+        wo = at + h1 * h2 + h2
         return params[wo + h2] + _dot_relu(params, wo, g, h2)
     return params[at + h1] + _dot_relu(params, at, h, h1)
+
+
+@nb.njit(cache=True, inline="always")
+def _scratch(params):
+    """One buffer for a decision's float32 vectors (``ctx``, ``x``, ``hc``, ``h``, ``g``) and the
+    int64 list ``pos`` of :func:`_hidden2`, as views."""
+    h1 = np.int64(params[0])
+    hm = max(h1, np.int64(params[1]))
+    nf = F_CTX + F_ACT + 2 * h1 + hm
+    buf = np.empty(h1 + (nf + 1) // 2, np.int64)
+    pos = buf[:h1]
+    f = buf[h1:].view(np.float32)
+    ctx = f[:F_CTX]
+    x = f[F_CTX:F_CTX + F_ACT]
+    hc = f[F_CTX + F_ACT:F_CTX + F_ACT + h1]
+    h = f[F_CTX + F_ACT + h1:F_CTX + F_ACT + 2 * h1]
+    g = f[F_CTX + F_ACT + 2 * h1:nf]
+    return ctx, x, hc, h, g, pos
 
 
 @nb.njit(cache=True)
 def forward_rows(params, ctx, x, q):
     """q[i] of action rows ``x`` (float32[n, F_ACT]) in decisions ``ctx`` (float32[n, F_CTX], one
     row per action): the compiled forward pass on given inputs (tests hold it to torch's)."""
-    h1 = np.int64(params[0])
-    hm = max(h1, np.int64(params[1]))
-    hc = np.empty(h1, np.float32)
-    h = np.empty(h1, np.float32)
-    g = np.empty(hm, np.float32)
+    _, _, hc, h, g, pos = _scratch(params)
     for i in range(x.shape[0]):
         _context(params, ctx[i], hc)
-        q[i] = _score(params, hc, x[i], h, g)
+        q[i] = _score(params, hc, x[i], h, g, pos)
 
 
 @nb.njit(cache=True)
@@ -174,22 +214,24 @@ def scores(st, seat, params, ws, ctx, acts, xs, q):
     n = legal_actions(st, seat, acts)
     plays = n - 1 if n > 0 and acts[n - 1] == L.STOP else n
     begin_decision(st, seat, plays, ws, ctx)
-    h1 = np.int64(params[0])
-    hm = max(h1, np.int64(params[1]))
-    hc = np.empty(h1, np.float32)
-    h = np.empty(h1, np.float32)
-    g = np.empty(hm, np.float32)
+    _, _, hc, h, g, pos = _scratch(params)
     _context(params, ctx, hc)
     for i in range(n):
         action_features(acts[i], ws, xs[i])
-        q[i] = _score(params, hc, xs[i], h, g)
+        q[i] = _score(params, hc, xs[i], h, g, pos)
     return n
 
 
 @nb.njit(cache=True)
 def net_act(st, seat, params, ws):
     """The policy: the legal action of highest score, or stop when nothing can be placed or
-    moved. ``ws``: an int64 workspace of at least ``WS_SIZE``."""
+    moved. ``ws``: an int64 workspace of at least ``WS_SIZE``.
+
+    A card placed on one empty side makes the same position (up to the order of the piles,
+    which no feature sees) as on another, and so does a king placed, or a side pile moved, on
+    one empty corner or another: such an action has the features, hence the score, of the one
+    before it in the order of :func:`legal_actions`, so it cannot be strictly better and is not
+    evaluated."""
     hand = st[L.HAND + 2 * seat]
     plays = 0
     for p in range(L.N_PILES):
@@ -198,37 +240,44 @@ def net_act(st, seat, params, ws):
     plays += popcount(mm)
     if plays == 0:
         return L.STOP
-    h1 = np.int64(params[0])
-    hm = max(h1, np.int64(params[1]))
-    buf = np.empty(F_CTX + F_ACT + 2 * h1 + hm, np.float32)
-    ctx = buf[:F_CTX]
-    x = buf[F_CTX:F_CTX + F_ACT]
-    hc = buf[F_CTX + F_ACT:F_CTX + F_ACT + h1]
-    h = buf[F_CTX + F_ACT + h1:F_CTX + F_ACT + 2 * h1]
-    g = buf[F_CTX + F_ACT + 2 * h1:]
+    ctx, x, hc, h, g, pos = _scratch(params)
     begin_decision(st, seat, plays, ws, ctx)
     _context(params, ctx, hc)
     best = L.STOP
     top = -np.inf
+    side_done = np.int64(0)               # cards already looked at on an empty side, corner
+    corner_done = np.int64(0)
     for p in range(L.N_PILES):
         m = place_mask(st, hand, p)
+        if st[L.PILE_TOP + p] < 0:
+            if p < L.N_SIDES:
+                m, side_done = m & ~side_done, side_done | m
+            else:
+                m, corner_done = m & ~corner_done, corner_done | m
         while m:
             a = lowest(m) * 8 + p
             m &= m - 1
             action_features(a, ws, x)
-            q = _score(params, hc, x, h, g)
+            q = _score(params, hc, x, h, g, pos)
             if q > top:
                 top, best = q, a
+    moved = 0                             # side piles already looked at on an empty corner
     while mm:
         a = L.MOVE_BASE + lowest(mm)
         mm &= mm - 1
+        p = id_pile(a)
+        if st[L.PILE_TOP + p] < 0:
+            s = id_side(a)
+            if (moved >> s) & 1:
+                continue
+            moved |= 1 << s
         action_features(a, ws, x)
-        q = _score(params, hc, x, h, g)
+        q = _score(params, hc, x, h, g, pos)
         if q > top:
             top, best = q, a
     if stop_legal(st):
         action_features(L.STOP, ws, x)
-        q = _score(params, hc, x, h, g)
+        q = _score(params, hc, x, h, g, pos)
         if q > top:
             best = L.STOP
     return best
