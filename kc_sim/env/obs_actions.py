@@ -71,6 +71,7 @@ import numpy as np
 
 from kc_sim.core import layout as L
 from kc_sim.core.bits import lowest, popcount
+from kc_sim.core.kernel import kernel
 from kc_sim.core.ids import id_card, id_pile, id_side, is_place
 from kc_sim.core.legal import empty_side_mask, move_mask, place_mask, stop_legal
 from kc_sim.core.step import FACE_VALUE
@@ -179,7 +180,7 @@ def _moves(ws, tops, ec, hand):
     return moves, movable
 
 
-@nb.njit(cache=True)
+@kernel
 def legal_actions(st, seat, out):
     """The legal action ids of ``seat`` (the seat to act) into ``out`` (at least 449 long):
     placements pile by pile, then pile moves, then stop; returns their number."""
@@ -202,7 +203,7 @@ def legal_actions(st, seat, out):
     return n
 
 
-@nb.njit(cache=True)
+@kernel
 def begin_decision(st, seat, plays, ws, ctx):
     """Fill the workspace ``ws`` (int64[WS_SIZE]) and the context ``ctx`` (float[F_CTX]) of
     ``seat``'s decision; ``plays`` is the number of legal placements and pile moves."""
@@ -285,7 +286,7 @@ def _after_features(ws, x, h0, h1, pen, placed):
         x[20] = popcount(hand & FITS_ON[placed]) / 2.0
 
 
-@nb.njit(cache=True)
+@kernel
 def action_features(a, ws, x):
     """Fill ``x`` (float[F_ACT]) with the features of the legal action ``a`` in the decision of
     ``ws`` (see :func:`begin_decision`); ``ws``'s piles are changed while it looks and restored."""

@@ -41,6 +41,7 @@ from numba.core.extending import intrinsic
 from kc_sim.core import layout as L
 from kc_sim.core.bits import lowest, popcount
 from kc_sim.core.ids import id_pile, id_side
+from kc_sim.core.kernel import kernel
 from kc_sim.core.legal import move_mask, place_mask, stop_legal
 from kc_sim.core.policy import POLICY_SIG, compiling
 from kc_sim.env.obs_actions import (
@@ -52,7 +53,7 @@ from kc_sim.env.obs_actions import (
     legal_actions,
 )
 from kc_sim.errors import UserError
-from kc_sim.learn.simd import axpy
+from kc_sim.learn.simd import add_rows
 
 __all__ = ["N_SLOTS", "TRAINING_SLOT", "param_size", "unpack", "scores", "forward_rows", "net_act", "load_slot", "slot_policy",
            "slot_params"]
@@ -92,15 +93,24 @@ def unpack(params: np.ndarray) -> dict:
 # --- the forward pass ---------------------------------------------------------------------------
 
 @nb.njit(cache=True, inline="always")
-def _context(params, ctx, hc):
-    """hc = ctx @ Wc (H1 values; float32 ``ctx`` and ``hc``)."""
+def _listed(v, n, pos):
+    """The indices of the non-zero values among the first ``n`` of ``v``, into ``pos`` in
+    ascending order, without a branch per value; returns their number."""
+    k = 0
+    for i in range(n):
+        pos[k] = i
+        k += v[i] != 0.0
+    return k
+
+
+@nb.njit(cache=True, inline="always")
+def _context(params, ctx, hc, pos):
+    """hc = ctx @ Wc (H1 values; float32 ``ctx`` and ``hc``, scratch ``pos``): the rows of the
+    non-zero inputs added in input order."""
     h1 = np.int64(params[0])
     for j in range(h1):
         hc[j] = 0.0
-    for k in range(F_CTX):
-        v = ctx[k]
-        if v != 0.0:
-            axpy(hc, params, 2 + k * h1, v, h1)
+    add_rows(hc, hc, 0, params, 2, h1, ctx, pos, _listed(ctx, F_CTX, pos), h1)
 
 
 @nb.njit(cache=True, inline="always")
@@ -123,57 +133,29 @@ def _dot_relu(params, at, v, n):
 
 
 @nb.njit(cache=True, inline="always")
-def _nonzero(x):
-    """The mask of the features ``x[k]`` that are not zero (bit k)."""
-    nz = np.int64(0)
-    for k in range(F_ACT):
-        nz |= np.int64(x[k] != 0.0) << k
-    return nz
-
-
-@nb.njit(cache=True, inline="always")
-def _hidden1(params, hc, x, nz, h):
-    """h = hc + x @ Wa: the rows of the features in ``nz`` (x's non-zero ones), in feature order."""
-    h1 = np.int64(params[0])
-    wa = 2 + F_CTX * h1
-    for j in range(h1):
-        h[j] = hc[j]
-    while nz:
-        k = lowest(nz)
-        nz &= nz - 1
-        axpy(h, params, wa + k * h1, x[k], h1)
-
-
-@nb.njit(cache=True, inline="always")
-def _hidden2(params, h, pos, g):
-    """g = b2 + relu(h) @ W2: the rows of h's positive units, in unit order (listed first in
-    ``pos``, without a branch per unit)."""
-    h1 = np.int64(params[0])
-    h2 = np.int64(params[1])
-    at = 2 + (F_CTX + F_ACT) * h1
-    b2 = at + h1 * h2
-    n = 0
-    for i in range(h1):
-        pos[n] = i
-        n += h[i] > 0.0
-    for j in range(h2):
-        g[j] = params[b2 + j]
-    for t in range(n):
-        i = pos[t]
-        axpy(g, params, at + i * h2, h[i], h2)
+def _positive(v, n, pos):
+    """The indices of the positive values among the first ``n`` of ``v``, into ``pos`` in
+    ascending order, without a branch per value; returns their number."""
+    k = 0
+    for i in range(n):
+        pos[k] = i
+        k += v[i] > 0.0
+    return k
 
 
 @nb.njit(cache=True, inline="always")
 def _score(params, hc, x, h, g, pos):
     """q of one action with features ``x``, given the decision's ``hc`` (scratch ``h``, ``g``,
-    and ``pos``, int64[H1])."""
+    and ``pos``, int64[max(H1, F_ACT)]). Each layer adds the weight rows of its non-zero (for
+    h, positive) inputs in input order, as a loop over the inputs would."""
     h1 = np.int64(params[0])
     h2 = np.int64(params[1])
-    _hidden1(params, hc, x, _nonzero(x), h)
+    add_rows(h, hc, 0, params, 2 + F_CTX * h1, h1, x, pos, _listed(x, F_ACT, pos), h1)
     at = 2 + (F_CTX + F_ACT) * h1
     if h2 > 0:
-        _hidden2(params, h, pos, g)
-        wo = at + h1 * h2 + h2
+        b2 = at + h1 * h2
+        add_rows(g, params, b2, params, at, h2, h, pos, _positive(h, h1, pos), h2)
+        wo = b2 + h2
         return params[wo + h2] + _dot_relu(params, wo, g, h2)
     return params[at + h1] + _dot_relu(params, at, h, h1)
 
@@ -181,13 +163,14 @@ def _score(params, hc, x, h, g, pos):
 @nb.njit(cache=True, inline="always")
 def _scratch(params):
     """One buffer for a decision's float32 vectors (``ctx``, ``x``, ``hc``, ``h``, ``g``) and the
-    int64 list ``pos`` of :func:`_hidden2`, as views."""
+    int64 index list ``pos`` of :func:`_score`, as views."""
     h1 = np.int64(params[0])
     hm = max(h1, np.int64(params[1]))
+    npos = max(h1, F_ACT)
     nf = F_CTX + F_ACT + 2 * h1 + hm
-    buf = np.empty(h1 + (nf + 1) // 2, np.int64)
-    pos = buf[:h1]
-    f = buf[h1:].view(np.float32)
+    buf = np.empty(npos + (nf + 1) // 2, np.int64)
+    pos = buf[:npos]
+    f = buf[npos:].view(np.float32)
     ctx = f[:F_CTX]
     x = f[F_CTX:F_CTX + F_ACT]
     hc = f[F_CTX + F_ACT:F_CTX + F_ACT + h1]
@@ -202,7 +185,7 @@ def forward_rows(params, ctx, x, q):
     row per action): the compiled forward pass on given inputs (tests hold it to torch's)."""
     _, _, hc, h, g, pos = _scratch(params)
     for i in range(x.shape[0]):
-        _context(params, ctx[i], hc)
+        _context(params, ctx[i], hc, pos)
         q[i] = _score(params, hc, x[i], h, g, pos)
 
 
@@ -211,11 +194,17 @@ def scores(st, seat, params, ws, ctx, acts, xs, q):
     """Features and scores of every legal action of ``seat`` (the seat to act): the context into
     ``ctx``, the actions into ``acts``, their features into the rows of ``xs`` (float32[>= n,
     F_ACT]) and scores into ``q``; returns their number n."""
+    _, _, hc, h, g, pos = _scratch(params)
+    return _scores(st, seat, params, ws, ctx, acts, xs, q, hc, h, g, pos)
+
+
+@kernel
+def _scores(st, seat, params, ws, ctx, acts, xs, q, hc, h, g, pos):
+    """:func:`scores` given its scratch vectors (a kernel: no reference counting)."""
     n = legal_actions(st, seat, acts)
     plays = n - 1 if n > 0 and acts[n - 1] == L.STOP else n
     begin_decision(st, seat, plays, ws, ctx)
-    _, _, hc, h, g, pos = _scratch(params)
-    _context(params, ctx, hc)
+    _context(params, ctx, hc, pos)
     for i in range(n):
         action_features(acts[i], ws, xs[i])
         q[i] = _score(params, hc, xs[i], h, g, pos)
@@ -236,13 +225,21 @@ def net_act(st, seat, params, ws):
     plays = 0
     for p in range(L.N_PILES):
         plays += popcount(place_mask(st, hand, p))
-    mm = move_mask(st)
-    plays += popcount(mm)
+    plays += popcount(move_mask(st))
     if plays == 0:
         return L.STOP
     ctx, x, hc, h, g, pos = _scratch(params)
+    return _best(st, seat, plays, params, ws, ctx, x, hc, h, g, pos)
+
+
+@kernel
+def _best(st, seat, plays, params, ws, ctx, x, hc, h, g, pos):
+    """:func:`net_act`'s choice among ``plays`` (> 0) placements and moves, and stop (compiled
+    without numba's reference counting, :mod:`kc_sim.core.kernel`: it creates no array)."""
+    hand = st[L.HAND + 2 * seat]
+    mm = move_mask(st)
     begin_decision(st, seat, plays, ws, ctx)
-    _context(params, ctx, hc)
+    _context(params, ctx, hc, pos)
     best = L.STOP
     top = -np.inf
     side_done = np.int64(0)               # cards already looked at on an empty side, corner

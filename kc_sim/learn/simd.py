@@ -1,12 +1,15 @@
-"""``y += v * w`` on float32 vectors as explicit vector instructions, for the network policy's
-dense layers (:mod:`kc_sim.learn.net_policy`).
+"""Sums of scaled weight rows in vector registers, for the network policy's dense layers
+(:mod:`kc_sim.learn.net_policy`): ``out[j] = start[j] + sum_i v_i * W[i, j]`` over the listed
+inputs i.
 
-numba leaves such a loop to LLVM's loop vectorizer, which for a length known only at run time
-adds checks that the arrays do not overlap and a vector body wide enough (64 floats with
-AVX-512) that a hidden layer of 32 units ran entirely in the scalar remainder loop. Here the
-loop is written in chunks of 16 and 8 floats, each one LLVM vector multiply and one vector
-add: every element gets exactly the scalar ``y[j] + v * w[j]`` (a float32 product rounded,
-then added; the two are not fused), so the results are the loop's, bit for bit.
+Written as numba loops (``for i: for j: out[j] += v * W[i, j]``) this was left to LLVM's loop
+vectorizer, which for a length known only at run time adds overlap checks and a vector body
+wider (64 floats with AVX-512) than a hidden layer of 32 units, so it ran in the scalar
+remainder loop, and every input re-read and re-wrote ``out``. Here ``out`` is taken 16 or 8
+outputs at a time, kept in a vector register while the inputs' rows are added (LLVM IR written
+directly: a vector multiply, then a vector add). Every output gets exactly the scalar
+computation: each float32 product rounded, then added (never fused), the inputs in the same
+order, so the results are the plain loop's, bit for bit.
 """
 
 from __future__ import annotations
@@ -16,47 +19,83 @@ from llvmlite import ir
 from numba import types
 from numba.core.extending import intrinsic
 
-__all__ = ["axpy"]
+__all__ = ["add_rows"]
 
 
-def _make_axpy_chunk(width: int):
+def _make_rows_chunk(width: int):
     @intrinsic
-    def axpy_chunk(typingctx, y, jy, w, jw, v):
-        """y[jy:jy + width] += v * w[jw:jw + width] (float32 arrays, in bounds), as vector ops."""
+    def rows_chunk(typingctx, dst, jd, src, js, w, base, stride, vals, idx, n):
+        """dst[jd:jd + width] = src[js:js + width] + the sum over t < n, in order, of
+        vals[i] * w[base + i * stride:... + width] with i = idx[t]: the running sums held in a
+        vector register, each product rounded then added (float32 arrays, int64 ``idx``)."""
+        f32 = (dst, src, w, vals)
         if not all(isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == types.float32
-                   for a in (y, w)):
-            return None                   # contiguous float32 only: the code steps 4 bytes
+                   for a in f32):
+            return None
+        if not (isinstance(idx, types.Array) and idx.ndim == 1 and idx.layout == "C" and idx.dtype == types.int64):
+            return None
+
         def codegen(context, builder, sig, args):
-            ya = context.make_array(sig.args[0])(context, builder, args[0])
-            wa = context.make_array(sig.args[2])(context, builder, args[2])
+            d_arr, jd_, s_arr, js_, w_arr, base_, stride_, v_arr, i_arr, n_ = args
+            data = [context.make_array(sig.args[k])(context, builder, args[k]).data for k in (0, 2, 4, 7, 8)]
+            pd, ps, pw, pv, pi = data
             vt = ir.VectorType(ir.FloatType(), width)
-            py = builder.bitcast(builder.gep(ya.data, [args[1]]), vt.as_pointer())
-            pw = builder.bitcast(builder.gep(wa.data, [args[3]]), vt.as_pointer())
-            splat = builder.insert_element(ir.Constant(vt, ir.Undefined), args[4], ir.Constant(ir.IntType(32), 0))
+            i64 = ir.IntType(64)
+            acc0 = builder.load(builder.bitcast(builder.gep(ps, [js_]), vt.as_pointer()), align=4)
+            entry = builder.block
+            head = builder.append_basic_block("rows.head")
+            body = builder.append_basic_block("rows.body")
+            done = builder.append_basic_block("rows.done")
+            builder.branch(head)
+            builder.position_at_end(head)
+            t = builder.phi(i64)
+            acc = builder.phi(vt)
+            builder.cbranch(builder.icmp_signed("<", t, n_), body, done)
+            builder.position_at_end(body)
+            i = builder.load(builder.gep(pi, [t]))
+            v = builder.load(builder.gep(pv, [i]))
+            row = builder.add(base_, builder.mul(i, stride_))
+            wv = builder.load(builder.bitcast(builder.gep(pw, [row]), vt.as_pointer()), align=4)
+            splat = builder.insert_element(ir.Constant(vt, ir.Undefined), v, ir.Constant(ir.IntType(32), 0))
             splat = builder.shuffle_vector(splat, ir.Constant(vt, ir.Undefined),
                                            ir.Constant(ir.VectorType(ir.IntType(32), width), [0] * width))
-            total = builder.fadd(builder.load(py, align=4), builder.fmul(splat, builder.load(pw, align=4)))
-            builder.store(total, py, align=4)
+            acc1 = builder.fadd(acc, builder.fmul(splat, wv))
+            t1 = builder.add(t, ir.Constant(i64, 1))
+            builder.branch(head)
+            t.add_incoming(ir.Constant(i64, 0), entry)
+            t.add_incoming(t1, body)
+            acc.add_incoming(acc0, entry)
+            acc.add_incoming(acc1, body)
+            builder.position_at_end(done)
+            builder.store(acc, builder.bitcast(builder.gep(pd, [jd_]), vt.as_pointer()), align=4)
             return context.get_dummy_value()
-        return types.void(y, types.int64, w, types.int64, types.float32), codegen
-    return axpy_chunk
+        i64t = types.int64
+        return types.void(dst, i64t, src, i64t, w, i64t, i64t, vals, idx, i64t), codegen
+    return rows_chunk
 
 
-_axpy16 = _make_axpy_chunk(16)
-_axpy8 = _make_axpy_chunk(8)
+_rows16 = _make_rows_chunk(16)
+_rows8 = _make_rows_chunk(8)
 
 
 @nb.njit(cache=True, inline="always")
-def axpy(y, w, at, v, n):
-    """y[j] += v * w[at + j] for j < n: ``y`` and ``w`` contiguous float32 arrays (``v`` a
-    float32), ``y`` at least n long and ``w`` at least ``at + n``."""
+def add_rows(dst, src, js, w, base, stride, vals, idx, n, m):
+    """dst[j] = src[js + j] + sum over t < n (in that order) of vals[i] * w[base + i * stride + j]
+    with i = idx[t], for j < m: a sum of weight rows, each scaled by its input, sixteen or
+    eight outputs at a time in a vector register (the weight rows read once, the outputs
+    written once); per output the same products added in the same order as a plain loop.
+    Float32 arrays, ``idx`` int64; ``dst`` may be ``src`` (with ``js`` 0)."""
     j = 0
-    while j + 16 <= n:
-        _axpy16(y, j, w, at + j, v)
+    while j + 16 <= m:
+        _rows16(dst, j, src, js + j, w, base + j, stride, vals, idx, n)
         j += 16
-    if j + 8 <= n:
-        _axpy8(y, j, w, at + j, v)
+    if j + 8 <= m:
+        _rows8(dst, j, src, js + j, w, base + j, stride, vals, idx, n)
         j += 8
-    while j < n:
-        y[j] += v * w[at + j]
+    while j < m:
+        a = src[js + j]
+        for t in range(n):
+            i = idx[t]
+            a += vals[i] * w[base + i * stride + j]
+        dst[j] = a
         j += 1
