@@ -53,7 +53,7 @@ from kc_sim.env.obs_actions import (
     legal_actions,
 )
 from kc_sim.errors import UserError
-from kc_sim.learn.simd import add_rows
+from kc_sim.learn.llvm_ops import add_rows, stack_f32, stack_i64
 
 __all__ = ["N_SLOTS", "TRAINING_SLOT", "param_size", "unpack", "scores", "forward_rows", "net_act", "load_slot", "slot_policy",
            "slot_params"]
@@ -160,23 +160,34 @@ def _score(params, hc, x, h, g, pos):
     return params[at + h1] + _dot_relu(params, at, h, h1)
 
 
+#: nets of at most this many units per layer take their scratch on the stack (about 20 KB)
+STACK_UNITS = 1024
+
+
+@nb.njit(cache=True, inline="always")
+def _sizes(params):
+    """(float32 values, int64 values) of a decision's scratch (see :func:`_views`)."""
+    h1 = np.int64(params[0])
+    return F_CTX + F_ACT + 2 * h1 + max(h1, np.int64(params[1])), max(h1, F_ACT)
+
+
+@nb.njit(cache=True, inline="always")
+def _views(params, f, pos):
+    """A decision's float32 vectors ``ctx``, ``x``, ``hc``, ``h``, ``g`` (views of ``f``) and the
+    int64 index list ``pos`` of :func:`_score`."""
+    h1 = np.int64(params[0])
+    x0 = F_CTX
+    c0 = x0 + F_ACT
+    h0 = c0 + h1
+    g0 = h0 + h1
+    return f[:x0], f[x0:c0], f[c0:h0], f[h0:g0], f[g0:], pos
+
+
 @nb.njit(cache=True, inline="always")
 def _scratch(params):
-    """One buffer for a decision's float32 vectors (``ctx``, ``x``, ``hc``, ``h``, ``g``) and the
-    int64 index list ``pos`` of :func:`_score`, as views."""
-    h1 = np.int64(params[0])
-    hm = max(h1, np.int64(params[1]))
-    npos = max(h1, F_ACT)
-    nf = F_CTX + F_ACT + 2 * h1 + hm
-    buf = np.empty(npos + (nf + 1) // 2, np.int64)
-    pos = buf[:npos]
-    f = buf[npos:].view(np.float32)
-    ctx = f[:F_CTX]
-    x = f[F_CTX:F_CTX + F_ACT]
-    hc = f[F_CTX + F_ACT:F_CTX + F_ACT + h1]
-    h = f[F_CTX + F_ACT + h1:F_CTX + F_ACT + 2 * h1]
-    g = f[F_CTX + F_ACT + 2 * h1:nf]
-    return ctx, x, hc, h, g, pos
+    """:func:`_views` of new arrays."""
+    nf, npos = _sizes(params)
+    return _views(params, np.empty(nf, np.float32), np.empty(npos, np.int64))
 
 
 @nb.njit(cache=True)
@@ -221,23 +232,28 @@ def net_act(st, seat, params, ws):
     one empty corner or another: such an action has the features, hence the score, of the one
     before it in the order of :func:`legal_actions`, so it cannot be strictly better and is not
     evaluated."""
-    hand = st[L.HAND + 2 * seat]
-    plays = 0
-    for p in range(L.N_PILES):
-        plays += popcount(place_mask(st, hand, p))
-    plays += popcount(move_mask(st))
-    if plays == 0:
-        return L.STOP
-    ctx, x, hc, h, g, pos = _scratch(params)
-    return _best(st, seat, plays, params, ws, ctx, x, hc, h, g, pos)
+    nf, npos = _sizes(params)
+    if npos <= STACK_UNITS:               # the scratch on this call's stack: no allocation
+        f = stack_f32(nf)
+        pos = stack_i64(npos)
+    else:
+        f = np.empty(nf, np.float32)
+        pos = np.empty(npos, np.int64)
+    ctx, x, hc, h, g, pos = _views(params, f, pos)
+    return _best(st, seat, params, ws, ctx, x, hc, h, g, pos)
 
 
 @kernel
-def _best(st, seat, plays, params, ws, ctx, x, hc, h, g, pos):
-    """:func:`net_act`'s choice among ``plays`` (> 0) placements and moves, and stop (compiled
-    without numba's reference counting, :mod:`kc_sim.core.kernel`: it creates no array)."""
+def _best(st, seat, params, ws, ctx, x, hc, h, g, pos):
+    """:func:`net_act` given its scratch vectors (compiled without numba's reference counting,
+    :mod:`kc_sim.core.kernel`: it creates no array)."""
     hand = st[L.HAND + 2 * seat]
     mm = move_mask(st)
+    plays = popcount(mm)
+    for p in range(L.N_PILES):
+        plays += popcount(place_mask(st, hand, p))
+    if plays == 0:
+        return L.STOP
     begin_decision(st, seat, plays, ws, ctx)
     _context(params, ctx, hc, pos)
     best = L.STOP

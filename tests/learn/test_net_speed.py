@@ -155,3 +155,15 @@ def test_features_scores_and_choices_equal_the_reference(h1, h2, players):
         assert code == OK, f"{['ok', 'choice', 'legal', 'context', 'features', 'score'][code]} differs " \
                            f"under {rules} with {players} players"
     assert out[0] > 3000 and out[1] > 2 * out[0]
+
+
+def test_a_net_too_wide_for_the_stack_takes_its_scratch_from_the_heap():
+    """Beyond STACK_UNITS units net_act allocates its scratch (the other branch), and chooses
+    the same."""
+    h1 = NP.STACK_UNITS + 8
+    params = _random_params(h1, 0, seed=1) * np.float32(0.1)
+    params[0] = h1
+    out = np.zeros(2, np.int64)
+    for i, rules in enumerate(RULES[::24]):
+        assert _compare(params, rules.codes(), 2, np.arange(2, dtype=np.int64) + 10 * i, 0.3, out) == OK
+    assert out[0] > 100

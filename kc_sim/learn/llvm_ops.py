@@ -1,6 +1,9 @@
-"""Sums of scaled weight rows in vector registers, for the network policy's dense layers
-(:mod:`kc_sim.learn.net_policy`): ``out[j] = start[j] + sum_i v_i * W[i, j]`` over the listed
-inputs i.
+"""Two operations of the network policy (:mod:`kc_sim.learn.net_policy`) written in LLVM IR:
+sums of scaled weight rows in vector registers (:func:`add_rows`) and scratch arrays on the
+stack (:func:`stack_f32`, :func:`stack_i64`).
+
+**Row sums.** The dense layers compute ``out[j] = start[j] + sum_i v_i * W[i, j]`` over the
+listed inputs i.
 
 Written as numba loops (``for i: for j: out[j] += v * W[i, j]``) this was left to LLVM's loop
 vectorizer, which for a length known only at run time adds overlap checks and a vector body
@@ -10,6 +13,12 @@ outputs at a time, kept in a vector register while the inputs' rows are added (L
 directly: a vector multiply, then a vector add). Every output gets exactly the scalar
 computation: each float32 product rounded, then added (never fused), the inputs in the same
 order, so the results are the plain loop's, bit for bit.
+
+**Stack scratch.** The policy needs a few float32 vectors per decision; ``np.empty`` costs an
+allocation and a free each time (about a tenth of a decision). :func:`stack_f32` and
+:func:`stack_i64` reserve them in the stack frame of the function that calls them (which must be
+the function that uses them, and must not call them in a loop): an array without an owner,
+valid until that function returns, uninitialised.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from llvmlite import ir
 from numba import types
 from numba.core.extending import intrinsic
 
-__all__ = ["add_rows"]
+__all__ = ["add_rows", "stack_f32", "stack_i64"]
 
 
 def _make_rows_chunk(width: int):
@@ -99,3 +108,29 @@ def add_rows(dst, src, js, w, base, stride, vals, idx, n, m):
             a += vals[i] * w[base + i * stride + j]
         dst[j] = a
         j += 1
+
+
+def _make_stack_array(dtype, llvm_type):
+    @intrinsic
+    def stack_array(typingctx, n):
+        """An uninitialised contiguous array of ``n`` values in the caller's stack frame."""
+        if not isinstance(n, types.Integer):
+            return None
+        array_type = types.Array(dtype, 1, "C")
+
+        def codegen(context, builder, sig, args):
+            count = context.cast(builder, args[0], sig.args[0], types.intp)
+            data = builder.alloca(llvm_type, size=count)
+            ary = context.make_array(array_type)(context, builder)
+            itemsize = context.get_constant(types.intp, context.get_abi_sizeof(llvm_type))
+            context.populate_array(ary, data=data, shape=[count], strides=[itemsize], itemsize=itemsize,
+                                   meminfo=None)
+            return ary._getvalue()
+        return array_type(n), codegen
+    return stack_array
+
+
+#: ``stack_f32(n)``: a float32 array of n values on the caller's stack (see the module doc)
+stack_f32 = _make_stack_array(types.float32, ir.FloatType())
+#: ``stack_i64(n)``: an int64 array of n values on the caller's stack (see the module doc)
+stack_i64 = _make_stack_array(types.int64, ir.IntType(64))
