@@ -1,6 +1,7 @@
-"""Two operations of the network policy (:mod:`kc_sim.learn.net_policy`) written in LLVM IR:
-sums of scaled weight rows in vector registers (:func:`add_rows`) and scratch arrays on the
-stack (:func:`stack_f32`, :func:`stack_i64`).
+"""Operations of the network policy (:mod:`kc_sim.learn.net_policy`) written in LLVM IR: sums
+of scaled weight rows in vector registers (:func:`add_rows`), the output layer's four running
+sums as one vector (:func:`relu_dot_lanes`) and scratch arrays on the stack
+(:func:`stack_f32`, :func:`stack_i64`).
 
 **Row sums.** The dense layers compute ``out[j] = start[j] + sum_i v_i * W[i, j]`` over the
 listed inputs i.
@@ -28,7 +29,7 @@ from llvmlite import ir
 from numba import types
 from numba.core.extending import intrinsic
 
-__all__ = ["add_rows", "stack_f32", "stack_i64"]
+__all__ = ["add_rows", "relu_dot_lanes", "stack_f32", "stack_i64"]
 
 
 def _make_rows_chunk(width: int):
@@ -108,6 +109,52 @@ def add_rows(dst, src, js, w, base, stride, vals, idx, n, m):
             a += vals[i] * w[base + i * stride + j]
         dst[j] = a
         j += 1
+
+
+@intrinsic
+def relu_dot_lanes(typingctx, v, w, at, n):
+    """The four running sums ``q_l = sum over j < n, j % 4 == l, in order, of relu(v[j]) *
+    w[at + j]`` (``n`` a multiple of 4; float32 arrays) as one 4-lane vector: relu is numba's
+    ``max(v, 0.0)`` (``0.0 if 0.0 > v else v``: -0.0 and nan stay), each product rounded then
+    added to its lane, as four scalar sums would."""
+    if not all(isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C" and a.dtype == types.float32
+               for a in (v, w)):
+        return None
+    ret = types.UniTuple(types.float32, 4)
+
+    def codegen(context, builder, sig, args):
+        pv = context.make_array(sig.args[0])(context, builder, args[0]).data
+        pw = context.make_array(sig.args[1])(context, builder, args[1]).data
+        at_, n_ = args[2], args[3]
+        vt = ir.VectorType(ir.FloatType(), 4)
+        i64 = ir.IntType(64)
+        zero = ir.Constant(vt, [0.0] * 4)
+        entry = builder.block
+        head = builder.append_basic_block("dot.head")
+        body = builder.append_basic_block("dot.body")
+        done = builder.append_basic_block("dot.done")
+        builder.branch(head)
+        builder.position_at_end(head)
+        j = builder.phi(i64)
+        acc = builder.phi(vt)
+        builder.cbranch(builder.icmp_signed("<", j, n_), body, done)
+        builder.position_at_end(body)
+        x = builder.load(builder.bitcast(builder.gep(pv, [j]), vt.as_pointer()), align=4)
+        relu = builder.select(builder.fcmp_ordered(">", zero, x), zero, x)
+        wv = builder.load(builder.bitcast(builder.gep(pw, [builder.add(at_, j)]), vt.as_pointer()), align=4)
+        acc1 = builder.fadd(acc, builder.fmul(relu, wv))
+        j1 = builder.add(j, ir.Constant(i64, 4))
+        builder.branch(head)
+        j.add_incoming(ir.Constant(i64, 0), entry)
+        j.add_incoming(j1, body)
+        acc.add_incoming(zero, entry)
+        acc.add_incoming(acc1, body)
+        builder.position_at_end(done)
+        out = context.get_value_type(ret)(ir.Undefined)
+        for lane in range(4):
+            out = builder.insert_value(out, builder.extract_element(acc, ir.Constant(ir.IntType(32), lane)), lane)
+        return out
+    return ret(v, w, types.int64, types.int64), codegen
 
 
 def _make_stack_array(dtype, llvm_type):

@@ -53,7 +53,7 @@ from kc_sim.env.obs_actions import (
     legal_actions,
 )
 from kc_sim.errors import UserError
-from kc_sim.learn.llvm_ops import add_rows, stack_f32, stack_i64
+from kc_sim.learn.llvm_ops import add_rows, relu_dot_lanes, stack_f32, stack_i64
 
 __all__ = ["N_SLOTS", "TRAINING_SLOT", "param_size", "unpack", "scores", "forward_rows", "net_act", "load_slot", "slot_policy",
            "slot_params"]
@@ -117,18 +117,12 @@ def _context(params, ctx, hc, pos):
 def _dot_relu(params, at, v, n):
     """sum_j relu(v[j]) * params[at + j] over j < n, in four running sums added in a fixed
     order (one long chain of dependent adds would wait on each add; the order stays the same
-    on every machine)."""
-    q0 = q1 = q2 = q3 = np.float32(0.0)
-    j = 0
-    while j + 4 <= n:
+    on every machine): sum l gets j = l, l + 4, ... (the four as one vector), the last n % 4
+    terms go to sum 0."""
+    n4 = n - n % 4
+    q0, q1, q2, q3 = relu_dot_lanes(v, params, at, n4)
+    for j in range(n4, n):
         q0 += max(v[j], np.float32(0.0)) * params[at + j]
-        q1 += max(v[j + 1], np.float32(0.0)) * params[at + j + 1]
-        q2 += max(v[j + 2], np.float32(0.0)) * params[at + j + 2]
-        q3 += max(v[j + 3], np.float32(0.0)) * params[at + j + 3]
-        j += 4
-    while j < n:
-        q0 += max(v[j], np.float32(0.0)) * params[at + j]
-        j += 1
     return (q0 + q1) + (q2 + q3)
 
 
@@ -160,8 +154,8 @@ def _score(params, hc, x, h, g, pos):
     return params[at + h1] + _dot_relu(params, at, h, h1)
 
 
-#: nets of at most this many units per layer take their scratch on the stack (about 20 KB)
-STACK_UNITS = 1024
+#: a decision's scratch of at most this many bytes is taken on the stack (larger nets allocate it)
+STACK_BYTES = 1 << 15
 
 
 @nb.njit(cache=True, inline="always")
@@ -233,7 +227,7 @@ def net_act(st, seat, params, ws):
     before it in the order of :func:`legal_actions`, so it cannot be strictly better and is not
     evaluated."""
     nf, npos = _sizes(params)
-    if npos <= STACK_UNITS:               # the scratch on this call's stack: no allocation
+    if 4 * nf + 8 * npos <= STACK_BYTES:  # the scratch on this call's stack: no allocation
         f = stack_f32(nf)
         pos = stack_i64(npos)
     else:

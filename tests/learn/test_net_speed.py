@@ -158,9 +158,9 @@ def test_features_scores_and_choices_equal_the_reference(h1, h2, players):
 
 
 def test_a_net_too_wide_for_the_stack_takes_its_scratch_from_the_heap():
-    """Beyond STACK_UNITS units net_act allocates its scratch (the other branch), and chooses
-    the same."""
-    h1 = NP.STACK_UNITS + 8
+    """Beyond STACK_BYTES of scratch net_act allocates it (the other branch), and chooses the
+    same."""
+    h1 = NP.STACK_BYTES // 16 + 8
     params = _random_params(h1, 0, seed=1) * np.float32(0.1)
     params[0] = h1
     out = np.zeros(2, np.int64)
