@@ -167,3 +167,56 @@ def test_a_net_too_wide_for_the_stack_takes_its_scratch_from_the_heap():
     for i, rules in enumerate(RULES[::24]):
         assert _compare(params, rules.codes(), 2, np.arange(2, dtype=np.int64) + 10 * i, 0.3, out) == OK
     assert out[0] > 100
+
+
+@nb.njit(cache=False)
+def _crowded(rules, players, seeds, moves, out, limit):
+    """Copies (into ``out``, at most ``limit``) of decisions from random rounds in which one card
+    may go on two sides or on two corners (``moves`` false), or one side pile may move onto two
+    corners (``moves`` true), not both empty: where net_act's shortcut must tell a repeated
+    position from a different one. Returns their number."""
+    st = np.zeros(L.STATE_SIZE, np.int64)
+    mem = np.zeros(1, np.int64)
+    acts = np.zeros(449, np.int64)
+    k = 0
+    for seed in seeds:
+        deal(st, seed, players, 0, rules)
+        mem[0] = seed
+        while not st[L.DONE] and k < limit:
+            n = OA.legal_actions(st, st[L.SEAT], acts)
+            crowded = False
+            for i in range(n):
+                for j in range(i + 1, n):
+                    a, b = acts[i], acts[j]
+                    if b == L.STOP or (a >= L.MOVE_BASE) != moves or (b >= L.MOVE_BASE) != moves:
+                        continue
+                    pa, pb = a & 7, b & 7
+                    if (a >> 3) == (b >> 3) and (pa < L.N_SIDES) == (pb < L.N_SIDES) and \
+                            (st[L.PILE_TOP + pa] >= 0 or st[L.PILE_TOP + pb] >= 0):
+                        crowded = True
+            if crowded:
+                out[k] = st
+                k += 1
+            apply(st, acts[below(mem, 0, n)])
+    return k
+
+
+@pytest.mark.parametrize("moves", [False, True])
+@pytest.mark.parametrize("players", [2, 4])
+def test_same_card_or_pile_on_two_piles_is_scored_twice(players, moves):
+    """In decisions where a card fits two sides or two corners, or a side pile may move onto two
+    corners, not both empty, many random networks choose as the reference does (a shortcut
+    that wrongly took the second for a repeat of the first would differ for some)."""
+    limit = 150
+    states = np.zeros((limit, L.STATE_SIZE), np.int64)
+    k = 0
+    for i, rules in enumerate(RULES):
+        k += _crowded(rules.codes(), players, np.arange(30, dtype=np.int64) + 30 * i, moves, states[k:], limit - k)
+    assert k >= (20 if moves else limit)
+    ws = np.zeros(WS_SIZE, np.int64)
+    rws = np.zeros(R.REF_WS_SIZE, np.int64)
+    for net in range(40):
+        params = _random_params(16, 8 if net % 2 else 0, seed=500 + net)
+        for st in states[:k]:
+            s = int(st[L.SEAT])
+            assert NP.net_act(st, s, params, ws) == R.ref_net_act(st, s, params, rws)
