@@ -71,9 +71,10 @@ import numpy as np
 
 from kc_sim.core import layout as L
 from kc_sim.core.bits import lowest, popcount
+from kc_sim.core.kernel import kernel
 from kc_sim.core.ids import id_card, id_pile, id_side, is_place
 from kc_sim.core.legal import empty_side_mask, move_mask, place_mask, stop_legal
-from kc_sim.core.step import penalty_of_masks
+from kc_sim.core.step import FACE_VALUE
 from kc_sim.game.cards import (
     ALL_MASK,
     FITS_ON,
@@ -82,7 +83,7 @@ from kc_sim.game.cards import (
     KINGS_MASK,
     RANK,
 )
-from kc_sim.game.variants import R_SCORING
+from kc_sim.game.variants import R_SCORING, Scoring
 
 __all__ = ["CTX", "ACT", "F_CTX", "F_ACT", "WS_SIZE", "begin_decision", "action_features", "legal_actions"]
 
@@ -98,62 +99,88 @@ F_ACT = len(ACT)
 # action is looked at), the hand's planes, and what every action of the decision shares
 W_TOPS, W_BASES, W_H0, W_H1, W_UNSEEN, W_SIDE_OK, W_OPENED, W_PLAYS, W_BLOCK, W_SCORING = 0, 8, 16, 17, 18, 19, 20, 21, 22, 23
 W_SHARE = 24      # next_share x 2**20, as an integer
-WS_SIZE = 25
+W_PEN = 25        # own hand penalty
+WS_SIZE = 26
 _SHARE_ONE = 1 << 20
 
 
+#: the cards of each suit as a 13-bit rank set (bit r - 1 for rank r)
+_RANKS13 = (1 << 13) - 1
+#: face-value scoring, bit by bit: _FACE_BITS[b] holds the cards whose face value has bit b
+#: set, so a hand's penalty is the sum of 2**b x popcount(hand & _FACE_BITS[b])
+_FACE_BITS = tuple(sum(1 << c for c in range(52) if (FACE_VALUE[RANK[c]] >> b) & 1) for b in range(4))
+
+
 @nb.njit(cache=True, inline="always")
-def _targets(ws):
-    """The cards some pile takes (tops in ws): what fits a top, kings on an empty corner, what
-    an empty side takes."""
-    m = np.int64(0)
-    for p in range(L.N_PILES):
-        t = ws[W_TOPS + p]
-        if t >= 0:
-            m |= FITS_ON[t]
-        elif p < L.N_SIDES:
-            m |= ws[W_SIDE_OK]
-        else:
-            m |= np.int64(KINGS_MASK)
-    return m
+def _penalty(lo, hi, scoring):
+    """``penalty_of_masks(lo, hi, scoring)`` (the same integer) without a loop over the ranks."""
+    m0 = np.int64(lo)
+    m1 = np.int64(hi)
+    if scoring == Scoring.KINGS10:
+        return 9 * (popcount(m0 & KINGS_MASK) + popcount(m1 & KINGS_MASK)) + popcount(m0) + popcount(m1)
+    total = 0
+    for b in range(4):
+        fb = np.int64(_FACE_BITS[b])
+        total += (popcount(m0 & fb) + popcount(m1 & fb)) << b
+    return total
 
 
 @nb.njit(cache=True, inline="always")
 def _fits_on_any(m):
-    """The cards that fit on some card of the mask ``m``."""
-    out = np.int64(0)
-    while m:
-        out |= FITS_ON[lowest(m)]
-        m &= m - 1
-    return out
+    """The cards that fit on some card of the mask ``m`` (the union of ``FITS_ON``), by shifts:
+    a black card of rank r takes the red cards of rank r - 1, a red card the black ones."""
+    black = (m | (m >> 39)) & _RANKS13           # clubs and spades as rank sets
+    red = ((m >> 13) | (m >> 26)) & _RANKS13     # diamonds and hearts
+    fb = black >> 1                               # one rank lower; an ace takes nothing
+    fr = red >> 1
+    return fr | (fr << 39) | (fb << 13) | (fb << 26)
 
 
 @nb.njit(cache=True, inline="always")
-def _free(ws):
-    """(empty sides, empty corners, side-pile moves) of the piles in ws: what a player can use
-    to free a side or fill a corner."""
+def _piles(ws):
+    """(targets, tops, empty sides, empty corners) of the piles in ws: the cards some pile
+    takes (what fits a top, kings on an empty corner, what an empty side takes), and the mask
+    of the tops."""
+    targets = np.int64(0)
     tops = np.int64(0)
     es = 0
     ec = 0
     for p in range(L.N_PILES):
         t = ws[W_TOPS + p]
         if t >= 0:
+            targets |= FITS_ON[t]
             tops |= np.int64(1) << t
         elif p < L.N_SIDES:
             es += 1
         else:
             ec += 1
+    if es > 0:
+        targets |= ws[W_SIDE_OK]
+    if ec > 0:
+        targets |= np.int64(KINGS_MASK)
+    return targets, tops, es, ec
+
+
+@nb.njit(cache=True, inline="always")
+def _moves(ws, tops, ec, hand):
+    """(side-pile moves, whether a side pile could move): the moves the piles in ws allow
+    (what a player can use to free a side or fill a corner), and whether some side pile's
+    base fits under a hand card or is a king while a corner is empty."""
     moves = 0
+    movable = False
     for s in range(L.N_SIDES):
         b = ws[W_BASES + s]
         if b >= 0:
             moves += popcount(FITS_UNDER[b] & tops)
-            if ec > 0 and RANK[b] == KING:
+            king = ec > 0 and RANK[b] == KING
+            if king:
                 moves += 1
-    return es, ec, moves
+            if king or (FITS_UNDER[b] & hand) != 0:
+                movable = True
+    return moves, movable
 
 
-@nb.njit(cache=True)
+@kernel
 def legal_actions(st, seat, out):
     """The legal action ids of ``seat`` (the seat to act) into ``out`` (at least 449 long):
     placements pile by pile, then pile moves, then stop; returns their number."""
@@ -176,7 +203,7 @@ def legal_actions(st, seat, out):
     return n
 
 
-@nb.njit(cache=True)
+@kernel
 def begin_decision(st, seat, plays, ws, ctx):
     """Fill the workspace ``ws`` (int64[WS_SIZE]) and the context ``ctx`` (float[F_CTX]) of
     ``seat``'s decision; ``plays`` is the number of legal placements and pile moves."""
@@ -193,7 +220,7 @@ def begin_decision(st, seat, plays, ws, ctx):
     unseen = np.int64(ALL_MASK) & ~(h0 | table)
     ws[W_UNSEEN] = unseen
     ws[W_SIDE_OK] = empty_side_mask(st)
-    opened = popcount(unseen & _targets(ws))
+    opened = popcount(unseen & _piles(ws)[0])
     ws[W_OPENED] = opened
     ws[W_PLAYS] = plays
     ws[W_SCORING] = st[L.RULES + R_SCORING]
@@ -218,31 +245,27 @@ def begin_decision(st, seat, plays, ws, ctx):
     ctx[7] = min(st[L.TURN_ACTIONS] / 8.0, 1.0)
     ctx[8] = 1.0 if block else 0.0
     ctx[9] = (players - 2) / 2.0
-    ctx[10] = penalty_of_masks(h0, h1, ws[W_SCORING]) / 20.0
+    pen = _penalty(h0, h1, ws[W_SCORING])
+    ws[W_PEN] = pen
+    ctx[10] = pen / 20.0
     ctx[11] = min(plays / 8.0, 2.0)
 
 
 @nb.njit(cache=True, inline="always")
-def _after_features(ws, x, h0, h1, scoring, placed):
+def _after_features(ws, x, h0, h1, pen, placed):
     """The features of the position after the action (``ws``'s piles already changed, the
-    hand ``h0``, ``h1``; ``placed`` the card placed, -1 for none): ``x[7:21]``."""
+    hand ``h0``, ``h1`` of penalty ``pen``; ``placed`` the card placed, -1 for none):
+    ``x[7:21]``."""
     hand = h0 | h1
-    pen = penalty_of_masks(h0, h1, scoring)
     x[7] = pen / 20.0
     n_cards = popcount(h0) + popcount(h1)
     x[8] = n_cards / 10.0
     x[9] = 1.0 if n_cards == 0 else 0.0
-    targets = _targets(ws)
-    x[10] = popcount(hand & targets) / 5.0
-    es, ec, moves = _free(ws)
-    side = es > 0
-    if not side:                          # a side pile that can move frees a side
-        for s2 in range(L.N_SIDES):
-            b = ws[W_BASES + s2]
-            if b >= 0 and ((FITS_UNDER[b] & hand) != 0 or (ec > 0 and RANK[b] == KING)):
-                side = True
+    targets, tops, es, ec = _piles(ws)
     reach = hand & targets
-    if side:
+    x[10] = popcount(reach) / 5.0
+    moves, movable = _moves(ws, tops, ec, hand)
+    if es > 0 or movable:                 # an empty side, or a side pile that can move frees one
         reach |= hand & ws[W_SIDE_OK]
     while True:
         more = reach | (hand & _fits_on_any(reach))
@@ -250,9 +273,7 @@ def _after_features(ws, x, h0, h1, scoring, placed):
             break
         reach = more
     x[11] = popcount(reach) / 5.0
-    stuck0 = h0 & ~reach
-    stuck1 = h1 & ~reach
-    x[12] = penalty_of_masks(stuck0, stuck1, scoring) / 20.0
+    x[12] = _penalty(h0 & ~reach, h1 & ~reach, ws[W_SCORING]) / 20.0
     opened = popcount(ws[W_UNSEEN] & targets)
     x[13] = opened / 13.0
     x[14] = x[13] * ws[W_SHARE] / _SHARE_ONE
@@ -265,7 +286,7 @@ def _after_features(ws, x, h0, h1, scoring, placed):
         x[20] = popcount(hand & FITS_ON[placed]) / 2.0
 
 
-@nb.njit(cache=True)
+@kernel
 def action_features(a, ws, x):
     """Fill ``x`` (float[F_ACT]) with the features of the legal action ``a`` in the decision of
     ``ws`` (see :func:`begin_decision`); ``ws``'s piles are changed while it looks and restored."""
@@ -273,7 +294,7 @@ def action_features(a, ws, x):
         x[i] = 0.0
     h0 = ws[W_H0]
     h1 = ws[W_H1]
-    scoring = ws[W_SCORING]
+    pen = ws[W_PEN]
     p1 = -1                               # the piles changed, and what they held
     p2 = -1
     t1 = b1 = t2 = b2 = -1
@@ -291,7 +312,8 @@ def action_features(a, ws, x):
             h1 &= ~bit
         else:
             h0 &= ~bit
-        pen_c = penalty_of_masks(bit, np.int64(0), scoring)
+        pen_c = _penalty(bit, np.int64(0), ws[W_SCORING])
+        pen -= pen_c
         x[2] = pen_c / 10.0
         x[3] = RANK[c] / 13.0
         top = ws[W_TOPS + p]
@@ -316,7 +338,7 @@ def action_features(a, ws, x):
         ws[W_TOPS + p] = t2
         ws[W_TOPS + s] = -1
         ws[W_BASES + s] = -1
-    _after_features(ws, x, h0, h1, scoring, placed)
+    _after_features(ws, x, h0, h1, pen, placed)
     if p1 >= 0:                           # restore the piles
         ws[W_TOPS + p1] = t1
         ws[W_BASES + p1] = b1

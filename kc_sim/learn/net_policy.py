@@ -40,6 +40,8 @@ from numba.core.extending import intrinsic
 
 from kc_sim.core import layout as L
 from kc_sim.core.bits import lowest, popcount
+from kc_sim.core.ids import id_pile, id_side
+from kc_sim.core.kernel import kernel
 from kc_sim.core.legal import move_mask, place_mask, stop_legal
 from kc_sim.core.policy import POLICY_SIG, compiling
 from kc_sim.env.obs_actions import (
@@ -51,6 +53,7 @@ from kc_sim.env.obs_actions import (
     legal_actions,
 )
 from kc_sim.errors import UserError
+from kc_sim.learn.llvm_ops import add_rows, relu_dot_lanes, stack_f32, stack_i64
 
 __all__ = ["N_SLOTS", "TRAINING_SLOT", "param_size", "unpack", "scores", "forward_rows", "net_act", "load_slot", "slot_policy",
            "slot_params"]
@@ -90,80 +93,105 @@ def unpack(params: np.ndarray) -> dict:
 # --- the forward pass ---------------------------------------------------------------------------
 
 @nb.njit(cache=True, inline="always")
-def _context(params, ctx, hc):
-    """hc = ctx @ Wc (H1 values)."""
+def _listed(v, n, pos):
+    """The indices of the non-zero values among the first ``n`` of ``v``, into ``pos`` in
+    ascending order, without a branch per value; returns their number."""
+    k = 0
+    for i in range(n):
+        pos[k] = i
+        k += v[i] != 0.0
+    return k
+
+
+@nb.njit(cache=True, inline="always")
+def _context(params, ctx, hc, pos):
+    """hc = ctx @ Wc (H1 values; float32 ``ctx`` and ``hc``, scratch ``pos``): the rows of the
+    non-zero inputs added in input order."""
     h1 = np.int64(params[0])
     for j in range(h1):
         hc[j] = 0.0
-    for k in range(F_CTX):
-        v = ctx[k]
-        if v != 0.0:
-            row = 2 + k * h1
-            for j in range(h1):
-                hc[j] += v * params[row + j]
+    add_rows(hc, hc, 0, params, 2, h1, ctx, pos, _listed(ctx, F_CTX, pos), h1)
 
 
 @nb.njit(cache=True, inline="always")
 def _dot_relu(params, at, v, n):
     """sum_j relu(v[j]) * params[at + j] over j < n, in four running sums added in a fixed
     order (one long chain of dependent adds would wait on each add; the order stays the same
-    on every machine)."""
-    q0 = q1 = q2 = q3 = np.float32(0.0)
-    j = 0
-    while j + 4 <= n:
+    on every machine): sum l gets j = l, l + 4, ... (the four as one vector), the last n % 4
+    terms go to sum 0."""
+    n4 = n - n % 4
+    q0, q1, q2, q3 = relu_dot_lanes(v, params, at, n4)
+    for j in range(n4, n):
         q0 += max(v[j], np.float32(0.0)) * params[at + j]
-        q1 += max(v[j + 1], np.float32(0.0)) * params[at + j + 1]
-        q2 += max(v[j + 2], np.float32(0.0)) * params[at + j + 2]
-        q3 += max(v[j + 3], np.float32(0.0)) * params[at + j + 3]
-        j += 4
-    while j < n:
-        q0 += max(v[j], np.float32(0.0)) * params[at + j]
-        j += 1
     return (q0 + q1) + (q2 + q3)
 
 
 @nb.njit(cache=True, inline="always")
-def _score(params, hc, x, h, g):
-    """q of one action with features ``x``, given the decision's ``hc`` (scratch ``h``, ``g``)."""
+def _positive(v, n, pos):
+    """The indices of the positive values among the first ``n`` of ``v``, into ``pos`` in
+    ascending order, without a branch per value; returns their number."""
+    k = 0
+    for i in range(n):
+        pos[k] = i
+        k += v[i] > 0.0
+    return k
+
+
+@nb.njit(cache=True, inline="always")
+def _score(params, hc, x, h, g, pos):
+    """q of one action with features ``x``, given the decision's ``hc`` (scratch ``h``, ``g``,
+    and ``pos``, int64[max(H1, F_ACT)]). Each layer adds the weight rows of its non-zero (for
+    h, positive) inputs in input order, as a loop over the inputs would."""
     h1 = np.int64(params[0])
     h2 = np.int64(params[1])
-    wa = 2 + F_CTX * h1
-    for j in range(h1):
-        h[j] = hc[j]
-    for k in range(F_ACT):
-        v = x[k]
-        if v != 0.0:
-            row = wa + k * h1
-            for j in range(h1):
-                h[j] += v * params[row + j]
-    at = wa + F_ACT * h1
+    add_rows(h, hc, 0, params, 2 + F_CTX * h1, h1, x, pos, _listed(x, F_ACT, pos), h1)
+    at = 2 + (F_CTX + F_ACT) * h1
     if h2 > 0:
         b2 = at + h1 * h2
-        for j in range(h2):
-            g[j] = params[b2 + j]
-        for i in range(h1):
-            v = h[i]
-            if v > 0.0:
-                row = at + i * h2
-                for j in range(h2):
-                    g[j] += v * params[row + j]
+        add_rows(g, params, b2, params, at, h2, h, pos, _positive(h, h1, pos), h2)
         wo = b2 + h2
         return params[wo + h2] + _dot_relu(params, wo, g, h2)
     return params[at + h1] + _dot_relu(params, at, h, h1)
+
+
+#: a decision's scratch of at most this many bytes is taken on the stack (larger nets allocate it)
+STACK_BYTES = 1 << 15
+
+
+@nb.njit(cache=True, inline="always")
+def _sizes(params):
+    """(float32 values, int64 values) of a decision's scratch (see :func:`_views`)."""
+    h1 = np.int64(params[0])
+    return F_CTX + F_ACT + 2 * h1 + max(h1, np.int64(params[1])), max(h1, F_ACT)
+
+
+@nb.njit(cache=True, inline="always")
+def _views(params, f, pos):
+    """A decision's float32 vectors ``ctx``, ``x``, ``hc``, ``h``, ``g`` (views of ``f``) and the
+    int64 index list ``pos`` of :func:`_score`."""
+    h1 = np.int64(params[0])
+    x0 = F_CTX
+    c0 = x0 + F_ACT
+    h0 = c0 + h1
+    g0 = h0 + h1
+    return f[:x0], f[x0:c0], f[c0:h0], f[h0:g0], f[g0:], pos
+
+
+@nb.njit(cache=True, inline="always")
+def _scratch(params):
+    """:func:`_views` of new arrays."""
+    nf, npos = _sizes(params)
+    return _views(params, np.empty(nf, np.float32), np.empty(npos, np.int64))
 
 
 @nb.njit(cache=True)
 def forward_rows(params, ctx, x, q):
     """q[i] of action rows ``x`` (float32[n, F_ACT]) in decisions ``ctx`` (float32[n, F_CTX], one
     row per action): the compiled forward pass on given inputs (tests hold it to torch's)."""
-    h1 = np.int64(params[0])
-    hm = max(h1, np.int64(params[1]))
-    hc = np.empty(h1, np.float32)
-    h = np.empty(h1, np.float32)
-    g = np.empty(hm, np.float32)
+    _, _, hc, h, g, pos = _scratch(params)
     for i in range(x.shape[0]):
-        _context(params, ctx[i], hc)
-        q[i] = _score(params, hc, x[i], h, g)
+        _context(params, ctx[i], hc, pos)
+        q[i] = _score(params, hc, x[i], h, g, pos)
 
 
 @nb.njit(cache=True)
@@ -171,64 +199,92 @@ def scores(st, seat, params, ws, ctx, acts, xs, q):
     """Features and scores of every legal action of ``seat`` (the seat to act): the context into
     ``ctx``, the actions into ``acts``, their features into the rows of ``xs`` (float32[>= n,
     F_ACT]) and scores into ``q``; returns their number n."""
+    _, _, hc, h, g, pos = _scratch(params)
+    return _scores(st, seat, params, ws, ctx, acts, xs, q, hc, h, g, pos)
+
+
+@kernel
+def _scores(st, seat, params, ws, ctx, acts, xs, q, hc, h, g, pos):
+    """:func:`scores` given its scratch vectors (a kernel: no reference counting)."""
     n = legal_actions(st, seat, acts)
     plays = n - 1 if n > 0 and acts[n - 1] == L.STOP else n
     begin_decision(st, seat, plays, ws, ctx)
-    h1 = np.int64(params[0])
-    hm = max(h1, np.int64(params[1]))
-    hc = np.empty(h1, np.float32)
-    h = np.empty(h1, np.float32)
-    g = np.empty(hm, np.float32)
-    _context(params, ctx, hc)
+    _context(params, ctx, hc, pos)
     for i in range(n):
         action_features(acts[i], ws, xs[i])
-        q[i] = _score(params, hc, xs[i], h, g)
+        q[i] = _score(params, hc, xs[i], h, g, pos)
     return n
 
 
 @nb.njit(cache=True)
 def net_act(st, seat, params, ws):
     """The policy: the legal action of highest score, or stop when nothing can be placed or
-    moved. ``ws``: an int64 workspace of at least ``WS_SIZE``."""
+    moved. ``ws``: an int64 workspace of at least ``WS_SIZE``.
+
+    A card placed on one empty side makes the same position (up to the order of the piles,
+    which no feature sees) as on another, and so does a king placed, or a side pile moved, on
+    one empty corner or another: such an action has the features, hence the score, of the one
+    before it in the order of :func:`legal_actions`, so it cannot be strictly better and is not
+    evaluated."""
+    nf, npos = _sizes(params)
+    if 4 * nf + 8 * npos <= STACK_BYTES:  # the scratch on this call's stack: no allocation
+        f = stack_f32(nf)
+        pos = stack_i64(npos)
+    else:
+        f = np.empty(nf, np.float32)
+        pos = np.empty(npos, np.int64)
+    ctx, x, hc, h, g, pos = _views(params, f, pos)
+    return _best(st, seat, params, ws, ctx, x, hc, h, g, pos)
+
+
+@kernel
+def _best(st, seat, params, ws, ctx, x, hc, h, g, pos):
+    """:func:`net_act` given its scratch vectors (compiled without numba's reference counting,
+    :mod:`kc_sim.core.kernel`: it creates no array)."""
     hand = st[L.HAND + 2 * seat]
-    plays = 0
+    mm = move_mask(st)
+    plays = popcount(mm)
     for p in range(L.N_PILES):
         plays += popcount(place_mask(st, hand, p))
-    mm = move_mask(st)
-    plays += popcount(mm)
     if plays == 0:
         return L.STOP
-    h1 = np.int64(params[0])
-    hm = max(h1, np.int64(params[1]))
-    buf = np.empty(F_CTX + F_ACT + 2 * h1 + hm, np.float32)
-    ctx = buf[:F_CTX]
-    x = buf[F_CTX:F_CTX + F_ACT]
-    hc = buf[F_CTX + F_ACT:F_CTX + F_ACT + h1]
-    h = buf[F_CTX + F_ACT + h1:F_CTX + F_ACT + 2 * h1]
-    g = buf[F_CTX + F_ACT + 2 * h1:]
     begin_decision(st, seat, plays, ws, ctx)
-    _context(params, ctx, hc)
+    _context(params, ctx, hc, pos)
     best = L.STOP
     top = -np.inf
+    side_done = np.int64(0)               # cards already looked at on an empty side, corner
+    corner_done = np.int64(0)
     for p in range(L.N_PILES):
         m = place_mask(st, hand, p)
+        if st[L.PILE_TOP + p] < 0:
+            if p < L.N_SIDES:
+                m, side_done = m & ~side_done, side_done | m
+            else:
+                m, corner_done = m & ~corner_done, corner_done | m
         while m:
             a = lowest(m) * 8 + p
             m &= m - 1
             action_features(a, ws, x)
-            q = _score(params, hc, x, h, g)
+            q = _score(params, hc, x, h, g, pos)
             if q > top:
                 top, best = q, a
+    moved = 0                             # side piles already looked at on an empty corner
     while mm:
         a = L.MOVE_BASE + lowest(mm)
         mm &= mm - 1
+        p = id_pile(a)
+        if st[L.PILE_TOP + p] < 0:
+            s = id_side(a)
+            if (moved >> s) & 1:
+                continue
+            moved |= 1 << s
         action_features(a, ws, x)
-        q = _score(params, hc, x, h, g)
+        q = _score(params, hc, x, h, g, pos)
         if q > top:
             top, best = q, a
     if stop_legal(st):
         action_features(L.STOP, ws, x)
-        q = _score(params, hc, x, h, g)
+        q = _score(params, hc, x, h, g, pos)
         if q > top:
             best = L.STOP
     return best
