@@ -29,6 +29,8 @@ from llvmlite import ir
 from numba import types
 from numba.core.extending import intrinsic
 
+import kc_sim.core  # noqa: F401 - sets numba's cache folder up before anything here compiles
+
 __all__ = ["add_rows", "relu_dot_lanes", "stack_f32", "stack_i64"]
 
 
