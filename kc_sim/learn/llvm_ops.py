@@ -34,6 +34,33 @@ import kc_sim.core  # noqa: F401 - sets numba's cache folder up before anything 
 __all__ = ["add_rows", "relu_dot_lanes", "stack_f32", "stack_i64"]
 
 
+def _accumulate(builder, name: str, n, step: int, acc0, body):
+    """Emit ``acc = acc0; for t in range(0, n, step): acc = body(t, acc)`` (``body`` emits its
+    instructions in the loop's one block and returns the new ``acc``); leaves the builder after
+    the loop and returns the final ``acc``."""
+    i64 = ir.IntType(64)
+    entry = builder.block
+    head = builder.append_basic_block(f"{name}.head")
+    loop = builder.append_basic_block(f"{name}.body")
+    done = builder.append_basic_block(f"{name}.done")
+    builder.branch(head)
+    builder.position_at_end(head)
+    t = builder.phi(i64)
+    acc = builder.phi(acc0.type)
+    builder.cbranch(builder.icmp_signed("<", t, n), loop, done)
+    builder.position_at_end(loop)
+    acc1 = body(t, acc)
+    t1 = builder.add(t, ir.Constant(i64, step))
+    end = builder.block
+    builder.branch(head)
+    t.add_incoming(ir.Constant(i64, 0), entry)
+    t.add_incoming(t1, end)
+    acc.add_incoming(acc0, entry)
+    acc.add_incoming(acc1, end)
+    builder.position_at_end(done)
+    return acc
+
+
 def _make_rows_chunk(width: int):
     @intrinsic
     def rows_chunk(typingctx, dst, jd, src, js, w, base, stride, vals, idx, n):
@@ -52,33 +79,19 @@ def _make_rows_chunk(width: int):
             data = [context.make_array(sig.args[k])(context, builder, args[k]).data for k in (0, 2, 4, 7, 8)]
             pd, ps, pw, pv, pi = data
             vt = ir.VectorType(ir.FloatType(), width)
-            i64 = ir.IntType(64)
             acc0 = builder.load(builder.bitcast(builder.gep(ps, [js_]), vt.as_pointer()), align=4)
-            entry = builder.block
-            head = builder.append_basic_block("rows.head")
-            body = builder.append_basic_block("rows.body")
-            done = builder.append_basic_block("rows.done")
-            builder.branch(head)
-            builder.position_at_end(head)
-            t = builder.phi(i64)
-            acc = builder.phi(vt)
-            builder.cbranch(builder.icmp_signed("<", t, n_), body, done)
-            builder.position_at_end(body)
-            i = builder.load(builder.gep(pi, [t]))
-            v = builder.load(builder.gep(pv, [i]))
-            row = builder.add(base_, builder.mul(i, stride_))
-            wv = builder.load(builder.bitcast(builder.gep(pw, [row]), vt.as_pointer()), align=4)
-            splat = builder.insert_element(ir.Constant(vt, ir.Undefined), v, ir.Constant(ir.IntType(32), 0))
-            splat = builder.shuffle_vector(splat, ir.Constant(vt, ir.Undefined),
-                                           ir.Constant(ir.VectorType(ir.IntType(32), width), [0] * width))
-            acc1 = builder.fadd(acc, builder.fmul(splat, wv))
-            t1 = builder.add(t, ir.Constant(i64, 1))
-            builder.branch(head)
-            t.add_incoming(ir.Constant(i64, 0), entry)
-            t.add_incoming(t1, body)
-            acc.add_incoming(acc0, entry)
-            acc.add_incoming(acc1, body)
-            builder.position_at_end(done)
+
+            def add_row(t, acc):
+                i = builder.load(builder.gep(pi, [t]))
+                v = builder.load(builder.gep(pv, [i]))
+                row = builder.add(base_, builder.mul(i, stride_))
+                wv = builder.load(builder.bitcast(builder.gep(pw, [row]), vt.as_pointer()), align=4)
+                splat = builder.insert_element(ir.Constant(vt, ir.Undefined), v, ir.Constant(ir.IntType(32), 0))
+                splat = builder.shuffle_vector(splat, ir.Constant(vt, ir.Undefined),
+                                               ir.Constant(ir.VectorType(ir.IntType(32), width), [0] * width))
+                return builder.fadd(acc, builder.fmul(splat, wv))
+
+            acc = _accumulate(builder, "rows", n_, 1, acc0, add_row)
             builder.store(acc, builder.bitcast(builder.gep(pd, [jd_]), vt.as_pointer()), align=4)
             return context.get_dummy_value()
         i64t = types.int64
@@ -129,29 +142,15 @@ def relu_dot_lanes(typingctx, v, w, at, n):
         pw = context.make_array(sig.args[1])(context, builder, args[1]).data
         at_, n_ = args[2], args[3]
         vt = ir.VectorType(ir.FloatType(), 4)
-        i64 = ir.IntType(64)
         zero = ir.Constant(vt, [0.0] * 4)
-        entry = builder.block
-        head = builder.append_basic_block("dot.head")
-        body = builder.append_basic_block("dot.body")
-        done = builder.append_basic_block("dot.done")
-        builder.branch(head)
-        builder.position_at_end(head)
-        j = builder.phi(i64)
-        acc = builder.phi(vt)
-        builder.cbranch(builder.icmp_signed("<", j, n_), body, done)
-        builder.position_at_end(body)
-        x = builder.load(builder.bitcast(builder.gep(pv, [j]), vt.as_pointer()), align=4)
-        relu = builder.select(builder.fcmp_ordered(">", zero, x), zero, x)
-        wv = builder.load(builder.bitcast(builder.gep(pw, [builder.add(at_, j)]), vt.as_pointer()), align=4)
-        acc1 = builder.fadd(acc, builder.fmul(relu, wv))
-        j1 = builder.add(j, ir.Constant(i64, 4))
-        builder.branch(head)
-        j.add_incoming(ir.Constant(i64, 0), entry)
-        j.add_incoming(j1, body)
-        acc.add_incoming(zero, entry)
-        acc.add_incoming(acc1, body)
-        builder.position_at_end(done)
+
+        def add_lanes(j, acc):
+            x = builder.load(builder.bitcast(builder.gep(pv, [j]), vt.as_pointer()), align=4)
+            relu = builder.select(builder.fcmp_ordered(">", zero, x), zero, x)
+            wv = builder.load(builder.bitcast(builder.gep(pw, [builder.add(at_, j)]), vt.as_pointer()), align=4)
+            return builder.fadd(acc, builder.fmul(relu, wv))
+
+        acc = _accumulate(builder, "dot", n_, 4, zero, add_lanes)
         out = context.get_value_type(ret)(ir.Undefined)
         for lane in range(4):
             out = builder.insert_value(out, builder.extract_element(acc, ir.Constant(ir.IntType(32), lane)), lane)
