@@ -22,9 +22,9 @@ from agents.sampler import (ROLLOUT_DECISIONS, WIN_WEIGHT, deal_world, decision_
 from kc_sim.core.layout import DONE, PLAYERS, SEAT, STOCK_LEN, STOCK_POS, STOP
 from kc_sim.core.policy import POLICY_SIG
 from kc_sim.core.step import apply
-from kc_sim.env.obs_actions import WS_SIZE as NET_WS
-from kc_sim.learn.net_model import read_net
-from kc_sim.learn.net_policy import net_act
+from kc_sim.net.features import WS_SIZE as NET_WS
+from kc_sim.net.model import read_net
+from kc_sim.net.policy import net_act
 
 PARAMS = read_net(os.environ["KC_NET_MODEL"]).params
 WORLDS = int(os.environ.get("KC_NET_WORLDS", "16"))

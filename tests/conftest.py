@@ -1,5 +1,5 @@
 """Shared test set-up: the opt-in marker for long sweeps, and a state folder of the test
-run's own (the SHA-256s of the models kc-sim train writes, kc_sim.learn.model_file), so
+run's own (the SHA-256s of the models kc-sim train writes, kc_sim.net.model_file), so
 tests neither read nor add to the user's."""
 
 import os

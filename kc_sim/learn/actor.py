@@ -1,5 +1,5 @@
 """Acting for training, in compiled code: whole rounds between compiled kc-sim policies and
-action-scoring networks (:mod:`kc_sim.learn.net_policy`), recording the learner seats' decisions.
+action-scoring networks (:mod:`kc_sim.net.policy`), recording the learner seats' decisions.
 
 :func:`play_and_record` deals rounds from given seeds exactly as the tournament runner does
 (dealer and policy memories from the round seed) and plays them to the end. Each seat is
@@ -10,7 +10,7 @@ action-scoring networks (:mod:`kc_sim.learn.net_policy`), recording the learner 
   softmax(q / temperature)), with probability ``epsilon`` a uniformly random legal action.
 
 At each decision of a *learner* seat with more than one legal action it records the context,
-every legal action's features (:mod:`kc_sim.env.obs_actions`), the action chosen and its
+every legal action's features (:mod:`kc_sim.net.features`), the action chosen and its
 probability under the acting policy, and, with a ``teacher`` policy, the action the teacher
 would play from this position (called with a fresh memory, so a planning teacher plans from
 here: the label of behaviour cloning and DAgger). With ``teacher_acts`` > 0 the learner
@@ -33,8 +33,8 @@ from kc_sim.core.loop import MAX_DECISIONS, POLICIES_TYPE, seed_policies
 from kc_sim.core.policy import MEM_SIZE, POLICY_TYPE, compiling
 from kc_sim.core.rng import next_u64
 from kc_sim.core.step import apply, deal, first_dealer
-from kc_sim.env.obs_actions import F_ACT, F_CTX, WS_SIZE
-from kc_sim.learn.net_policy import scores
+from kc_sim.net.features import F_ACT, F_CTX, WS_SIZE
+from kc_sim.net.policy import scores
 from kc_sim.support.lazy import OnFirstUse
 
 __all__ = ["Buffers", "play_and_record", "record", "MAX_ROW_ACTIONS"]

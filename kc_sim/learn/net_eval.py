@@ -16,7 +16,7 @@ import numpy as np
 
 from kc_sim.core.rng import derive
 from kc_sim.core.rows import C_PENALTY, C_WINNER
-from kc_sim.learn.net_policy import TRAINING_SLOT, load_slot, slot_policy
+from kc_sim.net.policy import TRAINING_SLOT, load_slot, slot_policy
 from kc_sim.play.agents.interface import AgentSpec
 from kc_sim.play.agents.registry import load_agent
 from kc_sim.play.driver.runner import play_rounds

@@ -7,7 +7,7 @@ probable *legal* action (masked argmax of the actor's logits), which is what
 small MLP in NumPy avoids torch's per-call overhead (tens of microseconds for one
 observation) and lets ``sb3:model.zip`` agents play in processes that never import torch:
 ``kc-sim train`` stores the weights and the settings it was trained with inside the model's
-zip, as a kc-sim model file (:mod:`kc_sim.learn.model_file`: a JSON header and ``.npy``
+zip, as a kc-sim model file (:mod:`kc_sim.net.model_file`: a JSON header and ``.npy``
 arrays, read without unpickling) beside sb3's own entries.
 """
 
@@ -19,12 +19,12 @@ from pathlib import Path
 import numpy as np
 
 from kc_sim.errors import UserError
-from kc_sim.learn.model_file import Model, read_model, write_model
+from kc_sim.net.model_file import Model, read_model, write_model
 from kc_sim.records.untrusted import preview
 
 __all__ = ["PolicyNet", "ACTIVATIONS", "FORMAT", "VERSION"]
 
-#: the model-file format of a policy network (:mod:`kc_sim.learn.model_file`)
+#: the model-file format of a policy network (:mod:`kc_sim.net.model_file`)
 FORMAT = "kc-sim/mlp-policy"
 VERSION = 1
 ACTIVATIONS = {
@@ -106,7 +106,7 @@ class PolicyNet:
     @classmethod
     def read_from(cls, path) -> "PolicyNet":
         """The net stored by :meth:`write_into`, checked: dense layers chained in and out,
-        float weights, a known activation. Never unpickles (:mod:`kc_sim.learn.model_file`);
+        float weights, a known activation. Never unpickles (:mod:`kc_sim.net.model_file`);
         anything else is a one-line UserError."""
         m = read_model(path, format=FORMAT, versions=(VERSION,))
         meta = dict(m.header)

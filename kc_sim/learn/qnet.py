@@ -1,5 +1,5 @@
 """The action-scoring network in torch, for training: the same function, with the same
-parameter layout, as the compiled :mod:`kc_sim.learn.net_policy` (a test holds the two
+parameter layout, as the compiled :mod:`kc_sim.net.policy` (a test holds the two
 forward passes equal on random inputs).
 
 :class:`QNet` scores action rows: ``forward(ctx, x)`` takes one context row per action row.
@@ -13,8 +13,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from kc_sim.env.obs_actions import F_ACT, F_CTX
-from kc_sim.learn.net_policy import param_size, unpack
+from kc_sim.net.features import F_ACT, F_CTX
+from kc_sim.net.policy import param_size, unpack
 
 __all__ = ["QNet", "ValueNet", "segment_log_softmax"]
 
@@ -50,7 +50,7 @@ class QNet(nn.Module):
         return h @ self.w_out + self.b_out
 
     def to_params(self) -> np.ndarray:
-        """The flat float32 vector :mod:`kc_sim.learn.net_policy` evaluates."""
+        """The flat float32 vector :mod:`kc_sim.net.policy` evaluates."""
         p = np.zeros(param_size(self.h1, self.h2), np.float32)
         p[0], p[1] = self.h1, self.h2
         parts = unpack(p)

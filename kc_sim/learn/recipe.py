@@ -6,7 +6,7 @@ The recipe (results/README.md, section 9, measured it against the alternatives):
 
 1. **Behaviour cloning.** The teacher (``planner`` by default) plays the learner's seats against
    the opponents for ``bc_rounds`` rounds (every seat in turn); each of its decisions with a
-   choice is recorded as the features of every legal action (:mod:`kc_sim.env.obs_actions`)
+   choice is recorded as the features of every legal action (:mod:`kc_sim.net.features`)
    and the one it played. The network (:class:`kc_sim.learn.qnet.QNet`) is fitted to them by
    cross-entropy of the softmax of its scores over the legal actions.
 2. **Policy gradient (PPO).** The network plays one seat, drawing its action from
@@ -22,7 +22,7 @@ Every ``eval_every`` (a tenth of the budget by default) the network, playing its
 is measured against fixed baselines (the opponents, the teacher and :data:`ALWAYS_MEASURED`,
 the strongest built-in player) on fixed deals in every
 seating, with intervals clustered by deal (:mod:`kc_sim.learn.net_eval`); the model is saved
-(data only, :mod:`kc_sim.learn.net_model`) each time, with the learning curve beside it:
+(data only, :mod:`kc_sim.net.model`) each time, with the learning curve beside it:
 
 - ``OUT`` (``model.zip``): the model, played as the agent ``net:OUT``;
 - ``OUT.curve.parquet``: one row per point and baseline (``steps``, ``train_rounds``,
@@ -45,7 +45,7 @@ import numpy as np
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
 from kc_sim.learn.net_eval import EvalPoint, evaluate
-from kc_sim.learn.net_model import read_net, write_net
+from kc_sim.net.model import read_net, write_net
 from kc_sim.learn.progress import curve_paths, duration
 from kc_sim.learn.trainer import Recipe, Trainer, require_torch
 from kc_sim.play.agents.names import parse_agent_list

@@ -6,7 +6,7 @@ At each decision the agent builds its seat's observation from what it is shown (
 then the planes if the model was trained on them) and plays the most probable legal
 action of the policy network (the deterministic choice). A model written by ``kc-sim
 train`` carries its weights as a kc-sim model file inside the zip (a JSON header and NumPy
-arrays, :mod:`kc_sim.learn.model_file`), so the agent needs neither torch nor sb3 and
+arrays, :mod:`kc_sim.net.model_file`), so the agent needs neither torch nor sb3 and
 nothing in the file is unpickled or run. A zip without that part (any other sb3 model) is
 refused: sb3's own loader unpickles, which runs code. :func:`import_sb3` converts an sb3
 model that you trust.
@@ -22,13 +22,13 @@ import numpy as np
 
 from kc_sim.env.obs_planes import OBSERVATIONS, SIZES, encode_into
 from kc_sim.env.obs_vector import OBS_SIZE, vector_from_view
-from kc_sim.env.versions import check_encoding, encoding_id
+from kc_sim.net.encodings import check_encoding, encoding_id
 from kc_sim.errors import UserError
 from kc_sim.game.actions import N_ACTIONS
 from kc_sim.game.rules import parse_rules
 from kc_sim.learn.policy_net import PolicyNet
 from kc_sim.play.agents.interface import AgentSpec, PythonAgent
-from kc_sim.learn.model_file import HEADER_ENTRY, holds_model
+from kc_sim.net.model_file import HEADER_ENTRY, holds_model
 from kc_sim.records.untrusted import preview
 
 __all__ = ["SB3Agent", "load", "load_net", "import_sb3"]

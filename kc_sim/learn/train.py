@@ -21,7 +21,7 @@ Its score per round is the share of opponents it finished ahead of, by penalty, 
 The model is saved at every evaluation, so an interrupted run keeps what it learned;
 ``resume=True`` continues from ``OUT`` up to ``steps`` in all. Resuming runs sb3's loader,
 which unpickles the file, so it is allowed only on a file this machine's ``kc-sim train``
-saved: each save records the file's SHA-256 (:func:`kc_sim.learn.model_file.remember_written`)
+saved: each save records the file's SHA-256 (:func:`kc_sim.net.model_file.remember_written`)
 and a resume checks it first; any other file is refused in one line.
 """
 
@@ -36,11 +36,11 @@ from pathlib import Path
 import numpy as np
 
 from kc_sim.env.gym_env import REWARDS, KcVectorEnv, observation_space, opponent_seats
-from kc_sim.env.versions import encoding_id
+from kc_sim.net.encodings import encoding_id
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
 from kc_sim.play.agents.registry import load_agent
-from kc_sim.learn.model_file import forget_written, remember_written, require_written
+from kc_sim.net.model_file import forget_written, remember_written, require_written
 from kc_sim.learn.progress import curve_paths, duration
 from kc_sim.stats import wilson_scalar
 

@@ -2,4 +2,4 @@
 reading JSON Lines (:mod:`kc_sim.records.format`), checking them against the reference engine
 (:mod:`kc_sim.records.check`), and the limits and cleaning that keep text from files data
 (:mod:`kc_sim.records.untrusted`). Pictures of positions are :mod:`kc_sim.picture`; model
-files are :mod:`kc_sim.learn.model_file`."""
+files are :mod:`kc_sim.net.model_file`."""

@@ -1,6 +1,6 @@
 """The digest of a file: its size and SHA-256, read in blocks of 1 MiB so memory stays flat
 whatever the file's size. The one home of that rule: a run's parts and files
-(:mod:`kc_sim.runs.parts`) and model files (:mod:`kc_sim.learn.model_file`) are hashed here."""
+(:mod:`kc_sim.runs.parts`) and model files (:mod:`kc_sim.net.model_file`) are hashed here."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ PY_EXAMPLE = ROOT / "agents" / "examples" / "my_python_agent.py"
 COMPILED_EXAMPLE = ROOT / "agents" / "examples" / "my_compiled_agent.py"
 BUILTINS = ["random", "greedy", "king-first", "pile-merger", "greedy-hold-kings", "greedy-kings-last",
             "greedy-kings-sides", "greedy-low-sides", "greedy-no-merge", "merger-low-sides", "merger-no-merge",
-            "planner", "sampler"]
+            "net", "planner", "sampler", "search-net"]
 POLICIES = {"greedy": greedy_policy, "king-first": king_first_policy, "pile-merger": merger_policy}
 
 
@@ -144,7 +144,9 @@ ALL_RULES = round_rule_sets()
 
 
 #: rounds per agent and rule set: the searching agents are slower than the baselines
-ROUNDS_PER_VARIANT = {"planner": 100, "sampler": 4}
+ROUNDS_PER_VARIANT = {"planner": 100, "sampler": 4, "net": 200, "search-net": 1}
+#: rounds at a mixed table with a searching agent (the fewest of its agents), else 200
+MIXED_ROUNDS = {"sampler": 10, "search-net": 3}
 
 
 def test_no_illegal_move_in_many_rounds_of_every_agent_under_every_variant():
@@ -158,7 +160,7 @@ def test_no_illegal_move_in_many_rounds_of_every_agent_under_every_variant():
             assert np.isin(rows[:, loop.C_END], [1, 2]).all()
         # every agent at mixed tables
         mixed = [specs[(i + s) % len(specs)] for s in range(rs.max_players)]
-        rows = play_rounds(mixed, np.arange(10 if "sampler" in {m.name for m in mixed} else 200), rs)
+        rows = play_rounds(mixed, np.arange(min(MIXED_ROUNDS.get(m.name, 200) for m in mixed)), rs)
         assert (rows[:, loop.C_STATUS] == loop.STATUS_OK).all()
     for match in ("to_25", "rounds:3", "eliminate_25"):
         rounds, matches = play_matches(specs[1:5], np.arange(100), parse_rules(f"classic,match={match}"))

@@ -101,7 +101,7 @@ def test_mixed_policies_every_seating_same_rows(rules, players):
 
 
 @pytest.mark.parametrize("name", sorted(n for n, s in registry.builtin_agents().items()
-                                        if s.compiled and n not in ("sampler", "planner")))
+                                        if s.compiled and n not in ("sampler", "planner", "search-net")))
 def test_every_trusted_agent_plays_the_same_rows_compiled_in(name):
     """Every compiled agent kc-sim ships, trusted (not checked, its memory prepared as it
     declares), plays the generic loop's rows, alone and against random; so does ``random:7``."""
@@ -113,7 +113,7 @@ def test_every_trusted_agent_plays_the_same_rows_compiled_in(name):
 
 
 def test_search_agents_play_the_same_rows_compiled_in():
-    for name in ("planner", "sampler:2"):
+    for name in ("planner", "sampler:2", "search-net:2"):
         spec = load_agent(name)
         assert registry.trusted(spec)
         if policy_ref(spec.policy) is None:            # sampler:N is a closure: the generic loop

@@ -23,7 +23,8 @@ from kc_sim.env.step import (  # noqa: E402
     forfeit_reward,
     observe,
 )
-from kc_sim.env.versions import AEC_NAME, ENCODINGS, GYM_ID, OPENSPIEL_NAME, check_encoding, encoding_id  # noqa: E402
+from kc_sim.env.versions import AEC_NAME, GYM_ID, OPENSPIEL_NAME  # noqa: E402
+from kc_sim.net.encodings import ENCODINGS, check_encoding, encoding_id  # noqa: E402
 from kc_sim.errors import UserError  # noqa: E402
 from kc_sim.game.rules import parse_rules  # noqa: E402
 from kc_sim.play.table.game import Game  # noqa: E402

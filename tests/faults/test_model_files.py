@@ -22,7 +22,7 @@ import pytest
 from kc_sim.env.obs_planes import SIZES
 from kc_sim.errors import UserError
 from kc_sim.learn.policy_net import FORMAT, PolicyNet
-from kc_sim.learn import model_file as mf
+from kc_sim.net import model_file as mf
 from tests.faults.hostile import kc, one_line_error
 
 

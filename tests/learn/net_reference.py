@@ -1,6 +1,6 @@
 """The network policy as it was before it was made faster (kc-sim's ``actions`` features and
 the forward pass, written plainly): the reference that tests/learn/test_net_speed.py holds
-:mod:`kc_sim.env.obs_actions` and :func:`kc_sim.learn.net_policy.net_act` to, decision by
+:mod:`kc_sim.net.features` and :func:`kc_sim.net.policy.net_act` to, decision by
 decision. Change a feature there, change it here.
 """
 
@@ -12,7 +12,7 @@ from kc_sim.core.bits import lowest, popcount
 from kc_sim.core.ids import id_card, id_pile, id_side, is_place
 from kc_sim.core.legal import empty_side_mask, move_mask, place_mask, stop_legal
 from kc_sim.core.step import penalty_of_masks
-from kc_sim.env.obs_actions import F_ACT, F_CTX
+from kc_sim.net.features import F_ACT, F_CTX
 from kc_sim.game.cards import ALL_MASK, FITS_ON, FITS_UNDER, KING, KINGS_MASK, RANK
 from kc_sim.game.variants import R_SCORING
 

@@ -13,7 +13,7 @@ from kc_sim.core.rows import C_PENALTY, C_WINNER  # noqa: E402
 from kc_sim.game.rules import parse_rules  # noqa: E402
 from kc_sim.learn import actor  # noqa: E402
 from kc_sim.learn.net_eval import deal_seeds, evaluate  # noqa: E402
-from kc_sim.learn.net_policy import load_slot, slot_policy  # noqa: E402
+from kc_sim.net.policy import load_slot, slot_policy  # noqa: E402
 from kc_sim.learn.qnet import QNet  # noqa: E402
 from kc_sim.play.agents.interface import AgentSpec  # noqa: E402
 from kc_sim.play.agents.registry import load_agent  # noqa: E402

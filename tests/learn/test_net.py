@@ -1,4 +1,4 @@
-"""The compiled network policy (kc_sim.learn.net_policy): its forward pass equals torch's on
+"""The compiled network policy (kc_sim.net.policy): its forward pass equals torch's on
 random inputs, the policy plays the best-scored legal action through the slots, a model file
 is data checked before use, and a trained model is an agent like any other (net:PATH)."""
 
@@ -11,11 +11,11 @@ from kc_sim.core import layout as L  # noqa: E402
 from kc_sim.core.policy import MEM_SIZE  # noqa: E402
 from kc_sim.core.rows import C_STATUS, STATUS_OK  # noqa: E402
 from kc_sim.core.step import apply, deal  # noqa: E402
-from kc_sim.env.obs_actions import F_ACT, F_CTX, WS_SIZE, legal_actions  # noqa: E402
+from kc_sim.net.features import F_ACT, F_CTX, WS_SIZE, legal_actions  # noqa: E402
 from kc_sim.errors import UserError  # noqa: E402
 from kc_sim.game.rules import parse_rules  # noqa: E402
-from kc_sim.learn import net_policy as NP  # noqa: E402
-from kc_sim.learn.net_model import read_net, write_net  # noqa: E402
+from kc_sim.net import policy as NP  # noqa: E402
+from kc_sim.net.model import read_net, write_net  # noqa: E402
 from kc_sim.learn.qnet import QNet  # noqa: E402
 
 
@@ -82,7 +82,7 @@ def test_model_file_round_trip_and_refusals(tmp_path):
     m = read_net(path)
     np.testing.assert_array_equal(m.params, P)
     assert (m.h1, m.h2, m.header["encoding"]) == (8, 4, "actions/1")
-    from kc_sim.learn.model_file import Model, read_model, write_model
+    from kc_sim.net.model_file import Model, read_model, write_model
 
     def rewrite(**change):
         doc = read_model(path)

@@ -11,11 +11,11 @@ import pytest
 from kc_sim.core import layout as L
 from kc_sim.core.rng import below
 from kc_sim.core.step import apply, deal, penalty_of_masks
-from kc_sim.env import obs_actions as OA
-from kc_sim.env.obs_actions import F_ACT, F_CTX, WS_SIZE
+from kc_sim.net import features as OA
+from kc_sim.net.features import F_ACT, F_CTX, WS_SIZE
 from kc_sim.game.cards import ALL_MASK, FITS_ON
 from kc_sim.game.variants import Scoring
-from kc_sim.learn import net_policy as NP
+from kc_sim.net import policy as NP
 from kc_sim.testing import round_rule_sets
 
 from . import net_reference as R

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from kc_sim.learn.net_model import read_net  # noqa: E402
+from kc_sim.net.model import read_net  # noqa: E402
 
 KC = [sys.executable, "-m", "kc_sim.cli"]
 SHORT = ["--bc-rounds", "4000", "--bc-steps", "3000", "--rounds-per-iter", "256", "--eval-deals", "400"]

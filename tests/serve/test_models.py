@@ -5,8 +5,8 @@ turns in a whole round through the API, and the saved record names it."""
 import numpy as np
 import pytest
 
-from kc_sim.learn.net_model import write_net
-from kc_sim.learn.net_policy import param_size
+from kc_sim.net.model import write_net
+from kc_sim.net.policy import param_size
 from kc_sim.records.check import check_file
 from tests.serve.conftest import Server
 from tests.serve.test_api import act, new_game

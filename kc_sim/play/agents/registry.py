@@ -248,7 +248,7 @@ def _with_option(key: str):
     """``sampler:N`` (or ``sampler-N``): a registered agent with its integer option (None if
     ``key`` is not of that form). The canonical name is ``sampler-N`` (results label agents
     by it; a colon would read as ``module:Name``), and ``sampler`` for the default option."""
-    m = re.fullmatch(r"([a-z][a-z-]*?)[:-](.*)", key)
+    m = re.fullmatch(r"([a-z][a-z-]*)[:-](.*)", key)
     if m is None or m.group(1) not in _entries():
         return None
     base, value = m.group(1), m.group(2)

@@ -1,6 +1,6 @@
 """A trained action-scoring network evaluated in compiled code, and as a kc-sim compiled policy.
 
-The network scores each legal action from the features of :mod:`kc_sim.env.obs_actions`:
+The network scores each legal action from the features of :mod:`kc_sim.net.features`:
 
     hc = ctx @ Wc                              once per decision (ctx holds a bias feature)
     h1 = relu(hc + x_a @ Wa)                   per legal action a, x_a its features
@@ -8,7 +8,7 @@ The network scores each legal action from the features of :mod:`kc_sim.env.obs_a
     q_a = h @ w_out + b_out                    h the last hidden layer
 
 and the policy plays the action of highest ``q`` (the first in the order of
-:func:`kc_sim.env.obs_actions.legal_actions` among equals). A decision with nothing to place or
+:func:`kc_sim.net.features.legal_actions` among equals). A decision with nothing to place or
 move is a stop, with no network evaluation. The cost is about ``(F_ACT + H2) x H1``
 multiply-adds per legal action: a few thousand per decision for ``H1 = 32``.
 
@@ -44,7 +44,7 @@ from kc_sim.core.ids import id_pile, id_side
 from kc_sim.core.kernel import kernel
 from kc_sim.core.legal import move_mask, place_mask, stop_legal
 from kc_sim.core.policy import POLICY_SIG, compiling
-from kc_sim.env.obs_actions import (
+from kc_sim.net.features import (
     F_ACT,
     F_CTX,
     WS_SIZE,
@@ -53,7 +53,7 @@ from kc_sim.env.obs_actions import (
     legal_actions,
 )
 from kc_sim.errors import UserError
-from kc_sim.learn.llvm_ops import add_rows, relu_dot_lanes, stack_f32, stack_i64
+from kc_sim.net.llvm_ops import add_rows, relu_dot_lanes, stack_f32, stack_i64
 
 __all__ = ["N_SLOTS", "TRAINING_SLOT", "param_size", "unpack", "scores", "forward_rows", "net_act", "load_slot", "slot_policy",
            "slot_params"]

@@ -1,14 +1,14 @@
 """``net:path/model.zip``: an action-scoring network trained by ``kc-sim train`` as a compiled
 kc-sim agent, wherever agents are named (tournaments, bench-agent, play, ``BatchEnv`` opponents).
 
-The model file is data (:mod:`kc_sim.learn.model_file`: a JSON header and ``.npy`` arrays,
+The model file is data (:mod:`kc_sim.net.model_file`: a JSON header and ``.npy`` arrays,
 nothing unpickled) of format ``kc-sim/action-net``, version 1:
 
 * header: ``encoding`` (the ``actions`` encoding it was trained on, e.g. ``actions/1``; a model
   trained on another version is refused), ``h1``, ``h2`` (hidden sizes), ``players``, ``rules``
   (what it was trained for; it plays any table, but was measured on this one) and ``training``
   (the recipe's settings and figures, for people);
-* arrays: ``params`` (float32, the vector :mod:`kc_sim.learn.net_policy` evaluates) and, for
+* arrays: ``params`` (float32, the vector :mod:`kc_sim.net.policy` evaluates) and, for
   ``kc-sim train --resume``, the training's own state (``value.*``: the baseline network).
 
 Loading checks the format, the version, the encoding, that the parameters make a network of
@@ -25,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from kc_sim.env.versions import check_encoding, encoding_id
+from kc_sim.net.encodings import check_encoding, encoding_id
 from kc_sim.errors import UserError
-from kc_sim.learn.net_policy import load_slot, param_size, slot_policy
+from kc_sim.net.policy import load_slot, param_size, slot_policy
 from kc_sim.play.agents.interface import AgentSpec
-from kc_sim.learn.model_file import Model, read_model, write_model
+from kc_sim.net.model_file import Model, read_model, write_model
 from kc_sim.records.untrusted import preview
 
 __all__ = ["FORMAT", "VERSION", "NetModel", "read_net", "write_net", "load"]

@@ -1,5 +1,5 @@
 """Model files: trained models as data. Reading one never runs code from it. (The models
-are kc-sim train's and the net:/sb3: agents', all in :mod:`kc_sim.learn`, so the format lives here.)
+are kc-sim train's, the net:/sb3: agents' and the shipped ``net``'s: the format lives below them all.)
 
 A kc-sim model file is a zip. kc-sim's part of it is a JSON header and NumPy arrays:
 

@@ -1,4 +1,4 @@
-"""Operations of the network policy (:mod:`kc_sim.learn.net_policy`) written in LLVM IR: sums
+"""Operations of the network policy (:mod:`kc_sim.net.policy`) written in LLVM IR: sums
 of scaled weight rows in vector registers (:func:`add_rows`), the output layer's four running
 sums as one vector (:func:`relu_dot_lanes`) and scratch arrays on the stack
 (:func:`stack_f32`, :func:`stack_i64`).

@@ -1,5 +1,5 @@
 """The ``actions`` encoding: features of each legal action, for policies that score actions
-rather than action ids (the compiled network policy, :mod:`kc_sim.learn.net_policy`).
+rather than action ids (the compiled network policy, :mod:`kc_sim.net.policy`).
 
 A network with one output per action id must learn 449 lessons; here an action is described
 by what it does, so one small network scores them all (as DouZero encodes a move as features
@@ -61,7 +61,7 @@ stop_block       1 for a stop that ends the round blocked (would_block)
 
 With two decks the second copies count in the penalty and the card counts, and a card is
 unseen only while no copy of it has been seen. The encoding's version is
-``kc_sim.env.versions.ENCODINGS["actions"]``: change a value here, raise it there.
+``kc_sim.net.encodings.ENCODINGS["actions"]``: change a value here, raise it there.
 """
 
 from __future__ import annotations

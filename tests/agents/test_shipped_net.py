@@ -1,0 +1,96 @@
+"""The agents that ship a network: ``net`` (the model inside the package) and ``search-net``
+(the sampler's search with that network's rollouts). The model loads as data, both agents
+pass check_agent, and the compiled forward pass of the shipped weights equals torch's on the
+observations of random rounds."""
+
+from __future__ import annotations
+
+import zipfile
+from importlib.resources import files
+
+import numpy as np
+import pytest
+
+from agents.net import MODEL, shipped_model
+from kc_sim.core import layout as L
+from kc_sim.core.step import apply, deal
+from kc_sim.game.rules import parse_rules
+from kc_sim.net import policy as NP
+from kc_sim.net.features import F_ACT, F_CTX, WS_SIZE
+from kc_sim.net.model import read_net
+from kc_sim.play.agents.registry import load_agent, trusted
+from kc_sim.play.driver.runner import play_rounds
+from kc_sim.testing import check_agent
+
+
+def test_the_shipped_model_is_small_data_with_its_provenance():
+    path = files("agents") / MODEL
+    assert path.stat().st_size <= 2 * 2**20                       # at most 2 MB
+    with zipfile.ZipFile(str(path)) as z:
+        assert all(n.startswith("kc-sim/") for n in z.namelist())  # nothing but the header and arrays
+    net = read_net(str(path))
+    t = net.header["training"]
+    assert t["command"].startswith("kc-sim train ") and "--seed" in t["command"]
+    assert t["code"] and t["steps"] > 0 and t["curve"].startswith("results/")
+    assert net.header["players"] == 2 and net.h1 >= 1
+
+
+def _observations(params, n_rounds=6):
+    """(ctx, x, q) of every legal action at every decision of a few random rounds (2 to 4
+    players, two rule sets), scored by the compiled pass."""
+    ws = np.zeros(WS_SIZE, np.int64)
+    ctx = np.zeros(F_CTX, np.float32)
+    acts = np.zeros(449, np.int64)
+    xs = np.zeros((449, F_ACT), np.float32)
+    q = np.zeros(449, np.float32)
+    rng = np.random.default_rng(11)
+    out_ctx, out_x, out_q = [], [], []
+    for seed in range(n_rounds):
+        st = np.zeros(L.STATE_SIZE, np.int64)
+        deal(st, seed, 2 + seed % 3, 0, parse_rules(["classic", "draw_first"][seed % 2]).codes())
+        while not st[L.DONE]:
+            s = int(st[L.SEAT])
+            n = NP.scores(st, s, params, ws, ctx, acts, xs, q)
+            out_ctx += [ctx.copy()] * n
+            out_x.append(xs[:n].copy())
+            out_q.append(q[:n].copy())
+            apply(st, int(acts[rng.integers(n)]))
+    return np.array(out_ctx), np.concatenate(out_x), np.concatenate(out_q)
+
+
+def test_compiled_forward_of_the_shipped_weights_equals_torch():
+    torch = pytest.importorskip("torch")
+    from kc_sim.learn.qnet import QNet
+    params = shipped_model().params
+    ctx, x, q = _observations(params)
+    assert len(q) > 1000
+    net = QNet.from_params(params)
+    with torch.no_grad():
+        ref = net(torch.from_numpy(ctx), torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(q, ref, rtol=1e-4, atol=1e-4)
+    q2 = np.zeros(len(q), np.float32)
+    NP.forward_rows(params, ctx, x, q2)                  # the same pass on given inputs
+    np.testing.assert_array_equal(q2, q)
+
+
+@pytest.mark.parametrize("name,rounds", [("net", 8), ("search-net:2", 1)])
+def test_shipped_agents_pass_check_agent(name, rounds):
+    report = check_agent(name, rounds=rounds, permuted_rounds=1)
+    assert report.passed, str(report)
+
+
+def test_names_options_and_trust():
+    net, search = load_agent("net"), load_agent("search-net")
+    assert (net.name, search.name) == ("net", "search-net")
+    assert trusted(net) and trusted(search)
+    assert load_agent("search-net:3").name == "search-net-3"
+    assert load_agent("search-net-3") is load_agent("search-net:3")
+    assert load_agent("net:" + str(files("agents") / MODEL)).policy is not net.policy   # a file by path: its own slot
+
+
+def test_search_net_is_seeded_and_differs_from_net():
+    seeds = np.arange(4, dtype=np.int64)
+    a = play_rounds(["search-net:2", "greedy"], seeds, "classic")
+    assert np.array_equal(a, play_rounds(["search-net:2", "greedy"], seeds, "classic"))
+    b = play_rounds(["net", "greedy"], seeds, "classic")
+    assert (a[:, 8] == 0).all() and (b[:, 8] == 0).all()       # C_STATUS ok
