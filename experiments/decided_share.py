@@ -1,0 +1,68 @@
+"""Recompute a `kc-sim bench-agent -o DIR` run's figures from its round rows, independently
+of kc-sim's own statistics: the share of the *decided* rounds (a seat went out; blocked
+rounds left aside) the agent wins against each baseline, and its mean penalty difference.
+
+Both are clustered by deal (a deal is one ``group``: the same cards in both seat orders).
+The share is a ratio of per-deal sums (wins over decided rounds), linearised around the
+estimate; both intervals use Student's t with one degree of freedom fewer than the deals.
+Issue 36 calls an agent *better* than a baseline when the share's lower bound is above 50%
+and the penalty difference's upper bound below 0. Use::
+
+    kc-sim bench-agent net --baselines sampler --rounds 40000 --seed 301 -o runs/net_sampler
+    python experiments/decided_share.py runs/net_sampler [AGENT]
+
+AGENT defaults to the run's first agent name. Needs pandas and scipy (the test extra).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+
+def per_deal(rows: pd.DataFrame, agent: str) -> pd.DataFrame:
+    """Per deal (lineup, group): the agent's wins, the decided rounds, and the summed penalty difference."""
+    seats = [c[len("agent_"):] for c in rows.columns if c.startswith("agent_")]
+    mine = sum((rows[f"agent_{s}"] == agent) * rows[f"penalty_{s}"] for s in seats)
+    theirs = sum((rows[f"agent_{s}"] != agent) * rows[f"penalty_{s}"] for s in seats)
+    frame = pd.DataFrame({
+        "lineup": rows["lineup"], "group": rows["group"],
+        "win": (rows["winner_agent"] == agent).astype(float),
+        "decided": (rows["end"] == "out").astype(float),
+        "diff": (mine - theirs).astype(float), "n": 1.0,
+    })
+    return frame.groupby(["lineup", "group"]).sum()
+
+
+def interval(deals: pd.DataFrame) -> dict:
+    """The decided share and the penalty difference per round, each with its 95% interval."""
+    g = len(deals)
+    t = stats.t.ppf(0.975, g - 1)
+    share = deals["win"].sum() / deals["decided"].sum()
+    z = (deals["win"] - share * deals["decided"]) / deals["decided"].mean()
+    se_share = z.std(ddof=1) / np.sqrt(g)
+    diff = deals["diff"].sum() / deals["n"].sum()
+    zd = (deals["diff"] - diff * deals["n"]) / deals["n"].mean()
+    se_diff = zd.std(ddof=1) / np.sqrt(g)
+    return {"rounds": int(deals["n"].sum()), "decided": int(deals["decided"].sum()),
+            "share": share, "share_lo": share - t * se_share, "share_hi": share + t * se_share,
+            "diff": diff, "diff_lo": diff - t * se_diff, "diff_hi": diff + t * se_diff}
+
+
+def main(folder: str, agent: str | None = None) -> None:
+    rows = pd.read_parquet(f"{folder}/rounds")
+    agent = agent or rows["agent_0"].iloc[0]
+    for lineup, part in rows.groupby("lineup"):
+        names = sorted(set(part["agent_0"]) | set(part["agent_1"]))
+        other = ",".join(n for n in names if n != agent)
+        r = interval(per_deal(part, agent))
+        print(f"{agent} vs {other}: {r['rounds']:,} rounds, {r['decided']:,} decided; decided share "
+              f"{100 * r['share']:.1f}% [{100 * r['share_lo']:.1f}, {100 * r['share_hi']:.1f}]; penalty diff "
+              f"{r['diff']:+.2f} [{r['diff_lo']:+.2f}, {r['diff_hi']:+.2f}]")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])
