@@ -2,11 +2,11 @@
 
 **The limits** (:mod:`kc_sim.processes.watchfile`). Every decision of a Python agent has a
 time limit (``--decision-timeout``, default
-:data:`~kc_sim.processes.watchfile.DEFAULT_DECISION_TIMEOUT`); every chunk of compiled
-agents one derived from the rate measured so far in its process
-(:data:`~kc_sim.processes.watchfile.CHUNK_FACTOR` times its expected time, at least the
-decision limit; before a process has timed a chunk, the prior rate its :class:`Work`
-gives). A decision slower than :data:`~kc_sim.processes.watchfile.SLOW_AFTER` but within
+:data:`~kc_sim.processes.watchfile.DEFAULT_DECISION_TIMEOUT`); a chunk of compiled agents
+must finish a round within the same limit (its clock starts again at every round finished,
+seen in the rows the compiled loop fills: :func:`~kc_sim.play.driver.watchdog.compiled_progress`),
+so a slow agent such as ``search-net`` is never taken for a stalled one, however long its
+chunk. A decision slower than :data:`~kc_sim.processes.watchfile.SLOW_AFTER` but within
 its limit is named in a progress line (the agent, its seat, how long), and the run goes on.
 
 **One watchdog thread per playing process** (this one, each loky or dask worker; a
@@ -48,10 +48,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kc_sim.play.driver.watchdog import pending_decision, stop_decision
+from kc_sim.play.driver.watchdog import compiled_progress, pending_decision, stop_decision
 from kc_sim.processes.supervise import supervision
 from kc_sim.processes.watchfile import (
-    CHUNK_FACTOR,
     DEFAULT_DECISION_TIMEOUT,
     GRACE,
     SLOW_AFTER,
@@ -75,10 +74,9 @@ class Work:
 
     index: int                    # the chunk (-1: the warm-up, which may compile)
     agents: tuple[str, ...]       # who plays it (named when its process dies)
-    compiled: bool                # every agent a compiled policy: the chunk has a time limit
+    compiled: bool                # every agent a compiled policy: each round must finish within the limit
     units: int                    # rounds or matches in it
-    kind: str                     # what a unit is ("rounds", "matches"): rates are measured per kind
-    prior_rate: float             # units per second assumed before this process timed a unit of this kind
+    kind: str                     # what a unit is ("rounds", "matches")
     timeout: float | None = None  # seconds a decision may take (None: the default)
     watch_dir: str | None = None  # where this process's watch file goes (None: none)
     task: dict | None = None      # the task as JSON, for a replay of a stuck chunk
@@ -96,7 +94,6 @@ class Watchdog:
         self.thread_id = 0                    # the thread playing it
         self.file: Path | None = None
         self.timeout = DEFAULT_DECISION_TIMEOUT
-        self.rates: dict[str, tuple[float, float]] = {}   # kind -> (units, seconds) of compiled chunks here
         # the decision being looked at
         self._key = None
         self._since = 0.0
@@ -104,6 +101,7 @@ class Watchdog:
         self._slow_seen = False
         self._pending = None
         self._compile_t0 = 0.0
+        self._rows = None                     # the compiled block's progress key at the last look
         self.slow: dict[str, dict] = {}       # agent -> {"seat", "n", "longest"} of its slow decisions here
         self.run: RunWatch | None = None      # the run this process is the parent of, while it runs
         self.failures: set[str] = set()       # looks that failed, said once each
@@ -115,15 +113,9 @@ class Watchdog:
     def begin(self, work: Work) -> None:
         """Watch ``work`` (played by the calling thread): write the watch file."""
         self.timeout = float(work.timeout or DEFAULT_DECISION_TIMEOUT)
-        compiled = work.compiled
+        compiled, limit = work.compiled, self.timeout
         if work.index < 0:                      # the warm-up: only the heartbeat counts (see WARM_LIMIT)
             compiled, limit = False, max(self.timeout, WARM_LIMIT)
-        elif compiled:
-            done, secs = self.rates.get(work.kind, (0.0, 0.0))
-            rate = done / secs if secs > 0 else work.prior_rate
-            limit = max(self.timeout, CHUNK_FACTOR * work.units / rate)
-        else:
-            limit = self.timeout
         self.file = Path(work.watch_dir) / f"{os.getpid()}.json" if work.watch_dir else None
         _compile_listener()
         with self._lock:
@@ -137,10 +129,7 @@ class Watchdog:
         self._wake.set()
 
     def end(self, work: Work, compiled: bool, seconds: float) -> None:
-        """The unit is played: the process is idle; a chunk of compiled agents adds to the rate."""
-        if compiled and work.index >= 0:
-            done, secs = self.rates.get(work.kind, (0.0, 0.0))
-            self.rates[work.kind] = (done + work.units, secs + seconds)
+        """The unit is played: the process is idle."""
         self._slow_done(time.monotonic() - self._since)      # a slow decision seen to start but not to end
         with self._lock:
             if self.current is not None:
@@ -211,6 +200,8 @@ class Watchdog:
                 pass
         if current["compiled"] or current["state"] != "playing":
             self._key = None
+            if current["compiled"] and current["state"] == "playing":
+                self._rounds_done(current)
             return
         now = time.monotonic()
         p = pending_decision(self.thread_id)
@@ -228,6 +219,20 @@ class Watchdog:
             self._stopped = now
         elif self._stopped and now - self._stopped > GRACE:
             self._stuck(p)
+
+    def _rounds_done(self, current: dict) -> None:
+        """A chunk of compiled agents finished a round since the last look: its clock starts
+        again (``since`` in the watch file, rewritten at most once a second)."""
+        key = compiled_progress(self.thread_id)
+        if key is None or key == self._rows:
+            return
+        self._rows = key
+        now = wall()
+        if now - current["since"] >= 1.0:
+            with self._lock:
+                if self.current is current:
+                    self.current = {**current, "since": now}
+                    self._write()
 
     def _stuck(self, p) -> None:
         """The decision ``p`` was stopped but did not stop (compiled or C code): mark the

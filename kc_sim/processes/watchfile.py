@@ -21,14 +21,11 @@ import socket
 import time
 from pathlib import Path
 
-__all__ = ["CHUNK_FACTOR", "DEFAULT_DECISION_TIMEOUT", "GRACE", "SLOW_AFTER", "SLOW_EVERY", "WARM_LIMIT",
+__all__ = ["DEFAULT_DECISION_TIMEOUT", "GRACE", "SLOW_AFTER", "SLOW_EVERY", "WARM_LIMIT",
            "dead_players", "kill", "ours", "read_watch", "stuck_reason", "wall"]
 
 #: the default time limit of one decision of a Python agent, in seconds
 DEFAULT_DECISION_TIMEOUT = 60.0
-#: a chunk of compiled agents may take this many times its expected time (its units at the
-#: rate measured so far in its process, or the prior rate its task gives before that)
-CHUNK_FACTOR = 10.0
 #: the warm-up compiles (tens of seconds from an empty cache, some of it in calls that hold
 #: the interpreter for seconds): it is stuck once its process gave no heartbeat for this long
 #: (or the decision limit, if longer); its Python agents' decisions have the usual limit
@@ -56,7 +53,7 @@ def read_watch(path: Path) -> tuple[dict, float] | None:
 
 def stuck_reason(entry: dict, beat: float, now: float | None = None) -> str | None:
     """Why the process of a watch file counts as stuck (None while it does not): it marked
-    itself stuck, its chunk of compiled agents passed its limit, or it gave no heartbeat
+    itself stuck, its chunk of compiled agents finished no round within its limit, or it gave no heartbeat
     for longer than its limit."""
     if entry.get("state") == "stuck":
         return str(entry.get("why"))
@@ -70,7 +67,8 @@ def stuck_reason(entry: dict, beat: float, now: float | None = None) -> str | No
     ran = now - float(entry.get("since", now))
     if entry.get("compiled") and ran > limit:
         what = "the warm-up" if entry.get("chunk", 0) < 0 else f"chunk {entry.get('chunk')} of compiled agents"
-        return f"{what} ran {ran:.0f} s, past its limit of {limit:.0f} s"
+        done = "ran" if entry.get("chunk", 0) < 0 else "finished no round for"
+        return f"{what} {done} {ran:.0f} s, past its limit of {limit:.0f} s"
     if now - beat > limit + GRACE:
         return f"it gave no sign of life for {now - beat:.0f} s (stuck in compiled or C code)"
     return None

@@ -18,12 +18,8 @@ CHUNK_MATCHES = 5_000
 #: rounds a worker process must have to pay for its start (compiled agents play about
 #: 300,000 rounds/s per core, a Python agent about 15,000), keyed by "all agents compiled"
 ROUNDS_PER_WORKER = {True: 300_000, False: 15_000}
-#: rounds of a match under the classic rules, about (4.9 measured): for sizing runs of matches,
-#: and for the stall watchdog's first limit of a chunk of matches (:data:`PRIOR_RATE`)
+#: rounds of a match under the classic rules, about (4.9 measured): for sizing runs of matches
 ROUNDS_PER_MATCH = 5
-#: rounds per second per process assumed for compiled agents before a process has timed a
-#: chunk of them (a tenth of greedy self-play): the stall watchdog's first chunk limit
-PRIOR_RATE = 30_000.0
 
 
 def processes_paid(processes: int, jobs_given: bool, chunks: int, rounds: int, compiled: bool,

@@ -29,7 +29,6 @@ from kc_sim.processes.watch import Work, WorkWatch
 from kc_sim.stats import Tally
 from kc_sim.tournament.schedule import group_seeds, rotations, seat_lineup
 from kc_sim.runs.schema import compact_matches, compact_rounds, seat_agents
-from kc_sim.tournament.sizes import PRIOR_RATE, ROUNDS_PER_MATCH
 
 
 @dataclass(frozen=True)
@@ -92,11 +91,8 @@ class ChunkTask:
                    engine=str(d.get("engine", "auto")))
 
     def work(self, compiled: bool, units: int) -> Work:
-        """The chunk as the watchdog sees it (:class:`~kc_sim.processes.watch.Work`): a chunk
-        of compiled agents is first assumed to play :data:`~kc_sim.tournament.sizes.PRIOR_RATE`
-        rounds per second, a match counting as :data:`~kc_sim.tournament.sizes.ROUNDS_PER_MATCH`."""
-        return Work(self.index, self.names, compiled, units, self.mode,
-                    PRIOR_RATE / (1 if self.mode == "rounds" else ROUNDS_PER_MATCH), self.setup.decision_timeout,
+        """The chunk as the watchdog sees it (:class:`~kc_sim.processes.watch.Work`)."""
+        return Work(self.index, self.names, compiled, units, self.mode, self.setup.decision_timeout,
                     self.setup.watch_dir, self.to_json())
 
 

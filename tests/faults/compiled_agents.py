@@ -1,7 +1,8 @@
 """A compiled policy that stalls, for the fault-injection tests (tests/faults): it plays
 legally (its first legal play, else stop) until its sixth decision of a round, where it
 never returns - except in the warm-up's deal (seed 0, deal 0), so that the stall comes in
-a chunk of the run. A stall in compiled code cannot be interrupted: its process is killed."""
+a chunk of the run. A stall in compiled code cannot be interrupted: its process is killed.
+``plod`` is slow but never stalls: every decision burns a fixed amount of work."""
 
 from __future__ import annotations
 
@@ -28,4 +29,23 @@ def spin(st, seat, mem):
     mem[1] += 1
     if mem[1] >= FAULT_DECISION and st[STOCK] != WARM_DEAL_FIRST_CARD:
         return _spin(mem)
+    return nth_play(st, 0) if count_plays(st) > 0 else STOP
+
+
+#: steps of busy work per decision of ``plod`` (a fraction of a millisecond)
+PLOD_STEPS = 200_000
+
+
+@nb.njit(cache=True)
+def _burn(mem):
+    x = mem[6]
+    for _ in range(PLOD_STEPS):
+        x = x * 6364136223846793005 + 1442695040888963407    # an LCG: no closed form to fold
+    mem[6] = x
+
+
+@compiled_policy
+def plod(st, seat, mem):
+    """Plays as ``spin`` does before it stalls, slowly: each decision first burns fixed work."""
+    _burn(mem)
     return nth_play(st, 0) if count_plays(st) > 0 else STOP

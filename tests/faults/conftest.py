@@ -28,8 +28,8 @@ def rounds(where: list) -> str:
 
 
 def agent(name: str) -> str:
-    """The load name of a test agent (tests/faults/agents.py, or the compiled ``spin``)."""
-    return f"{COMPILED if name == 'spin' else AGENTS}:{name}"
+    """The load name of a test agent (tests/faults/agents.py, or the compiled ``spin`` and ``plod``)."""
+    return f"{COMPILED if name in ('spin', 'plod') else AGENTS}:{name}"
 
 
 def session_processes(sid: int) -> list[str]:

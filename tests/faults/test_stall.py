@@ -65,13 +65,26 @@ def test_a_decision_stuck_in_c_code_is_killed_and_its_round_found_again(where, t
     pytest.param(["--jobs", "2", "--backend", "dask"], id="dask-worker"),
 ])
 def test_a_compiled_policy_that_never_returns_is_killed(where, tmp_path):
-    """A chunk of compiled agents has a limit from the measured rate; past it the process
-    is killed and the chunk replayed decision by decision to find the round."""
+    """A chunk of compiled agents that finishes no round within the limit: its process is
+    killed and the chunk replayed decision by decision to find the round."""
     out = tmp_path / "run"
     run = kc("tournament", "--agents", f"{agent('spin')},random", "--rounds", "20000", "--chunk-size", "2000",
              "--decision-timeout", LIMIT, "--quiet", "--out", out, *where)
     rec = _stalled(run, out, "spin", killed=True)
     assert len(rec["turns"]) >= 2                      # its sixth decision: the record holds the turns before
+
+
+def test_a_slow_compiled_agent_is_not_taken_for_a_stalled_one(tmp_path):
+    """A chunk of compiled agents that takes several times the limit, each of its rounds well
+    within it (as ``search-net``'s chunks do), is played to the end: the watchdog times the
+    rounds, not the chunk."""
+    out = tmp_path / "run"
+    run = kc("tournament", "--agents", f"{agent('plod')},random", "--rounds", "1200", "--chunk-size", "1200",
+             "--decision-timeout", "1", "--jobs", "1", "--out", out)
+    assert run.code == 0, run.err
+    play = re.search(r"play (\d+\.\d) s at", run.out + run.err)
+    assert play and float(play.group(1)) > 1, run.out + run.err    # the chunk outlasted the limit
+    assert json.loads((out / "manifest.json").read_text())["finished"]
 
 
 def test_bench_agent_stops_a_stalled_agent(tmp_path):

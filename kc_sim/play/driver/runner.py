@@ -163,7 +163,8 @@ def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: 
     codes = rules.codes()
     raised = False
     try:
-        bad = play(seeds, players, codes, pols, out)
+        with blocks_in_play().playing(out):
+            bad = play(seeds, players, codes, pols, out)
     except Exception:
         raised = True
 
@@ -227,7 +228,8 @@ def play_matches(agents, match_seeds, rules: RuleSet | str, match_base: int = 0,
         buf = np.zeros(((hi - lo) * bound, loop.ROUND_COLS), dtype=np.int64)
         fault_m, fault_row = None, None
         try:
-            n = play(seeds[lo:hi], players, codes, kind, n_rounds, pols, buf, matches_out[lo:hi], match_base + lo)
+            with blocks_in_play().playing(buf):
+                n = play(seeds[lo:hi], players, codes, kind, n_rounds, pols, buf, matches_out[lo:hi], match_base + lo)
         except Exception:
             def run(a, b):
                 rb = np.zeros(((b - a) * bound, loop.ROUND_COLS), dtype=np.int64)

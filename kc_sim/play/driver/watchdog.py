@@ -20,14 +20,20 @@ outside (see :mod:`kc_sim.processes.watch`).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
+import threading
 from dataclasses import dataclass
 
+import numpy as np
+
 from kc_sim.core import layout
+from kc_sim.core.rows import C_ACTIONS
 from kc_sim.errors import UserError
 
-__all__ = ["AgentStalled", "Pending", "RoundsInPlay", "pending_decision", "rounds_in_play", "stop_decision"]
+__all__ = ["AgentStalled", "BlocksInPlay", "Pending", "RoundsInPlay", "blocks_in_play", "compiled_progress",
+           "pending_decision", "rounds_in_play", "stop_decision"]
 
 
 class AgentStalled(UserError):
@@ -88,6 +94,49 @@ class RoundsInPlay:
 def rounds_in_play() -> RoundsInPlay:
     """This process's rounds in play (one registry, made on first use)."""
     return RoundsInPlay()
+
+
+class BlocksInPlay:
+    """The block of rounds each thread is playing in the compiled loop: :attr:`by_thread`
+    maps a thread id to the int64 rows the loop fills, a round at a time. The runner sets the
+    entry around each call of the loop (:meth:`playing`); the watchdog reads, from its own
+    thread, how many rows are filled (:func:`compiled_progress`): the loop releases the
+    interpreter, so a chunk of compiled agents is watched by its rounds finishing, whatever
+    its agents' speed, and nothing is added to the loop."""
+
+    def __init__(self):
+        self.by_thread: dict[int, tuple] = {}
+
+    @contextlib.contextmanager
+    def playing(self, rows: np.ndarray):
+        """Register ``rows`` (the loop's output, zeros until a round is written) for this thread."""
+        me = threading.get_ident()
+        before = self.by_thread.get(me)
+        self.by_thread[me] = (rows,)
+        try:
+            yield
+        finally:
+            if before is None:
+                self.by_thread.pop(me, None)
+            else:
+                self.by_thread[me] = before
+
+
+@functools.cache
+def blocks_in_play() -> BlocksInPlay:
+    """This process's compiled blocks in play (one registry, made on first use)."""
+    return BlocksInPlay()
+
+
+def compiled_progress(thread_id: int) -> tuple | None:
+    """A key that changes whenever thread ``thread_id``'s compiled loop finishes a round
+    (None if it is not in one): the block, and how many of its rows are written (a written
+    row has at least one action: every round has one)."""
+    got = blocks_in_play().by_thread.get(thread_id)
+    if got is None:
+        return None
+    rows = got[0]
+    return id(rows), int(np.count_nonzero(rows[:, C_ACTIONS]))
 
 
 def pending_decision(thread_id: int) -> Pending | None:
