@@ -222,13 +222,14 @@ class Watchdog:
 
     def _rounds_done(self, current: dict) -> None:
         """A chunk of compiled agents finished a round since the last look: its clock starts
-        again (``since`` in the watch file, rewritten at most once a second)."""
+        again (``since`` in the watch file, rewritten at most every quarter of the limit, or
+        second if that is less)."""
         key = compiled_progress(self.thread_id)
         if key is None or key == self._rows:
             return
         self._rows = key
         now = wall()
-        if now - current["since"] >= 1.0:
+        if now - current["since"] >= min(1.0, current["limit"] / 4):
             with self._lock:
                 if self.current is current:
                     self.current = {**current, "since": now}

@@ -33,14 +33,16 @@ def spin(st, seat, mem):
 
 
 #: steps of busy work per decision of ``plod`` (a fraction of a millisecond)
-PLOD_STEPS = 200_000
+PLOD_STEPS = 40_000
 
 
 @nb.njit(cache=True)
 def _burn(mem):
-    x = mem[6]
-    for _ in range(PLOD_STEPS):
-        x = x * 6364136223846793005 + 1442695040888963407    # an LCG: no closed form to fold
+    x = mem[6] | 1
+    for _ in range(PLOD_STEPS):            # xorshift: no closed form the compiler could fold
+        x ^= x << 13
+        x ^= x >> 7
+        x ^= x << 17
     mem[6] = x
 
 

@@ -42,6 +42,7 @@ from kc_sim.play.driver.faults import (
 )
 from kc_sim.play.driver.match import Match
 from kc_sim.play.driver.python_loop import PythonLoop, write_row
+from kc_sim.play.driver.watchdog import blocks_in_play
 from kc_sim.play.agents.registry import load_agents, trusted
 
 __all__ = ["AgentFault", "play_rounds", "play_matches", "max_match_rounds", "policies_tuple", "policy_set", "loop_name", "compiled_loop", "warm", "WARM_SETS",
