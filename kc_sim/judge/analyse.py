@@ -120,6 +120,8 @@ def analyse_file(path, *, rounds=None, seats=None, evaluator: str = DEFAULT_EVAL
     all; ``seats``: seat numbers, None: all) as a report dict (``FORMAT``)."""
     if not 1 <= budget <= MAX_BUDGET:
         raise UserError(f"bad --budget {budget}: expected 1 to {MAX_BUDGET} worlds")
+    if not 0 <= seed < 1 << 63:
+        raise UserError(f"bad --seed {seed}: expected 0 to 2**63 - 1")
     if rounds is not None and min(rounds) < 0:
         raise UserError(f"bad --round {min(rounds)}: records count from 0")
     if seats is not None and min(seats) < 0:

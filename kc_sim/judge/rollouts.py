@@ -105,7 +105,6 @@ def _deal_redraw(vis, st, seat, card, cards, n, rng, w):
     add_to_hand(w, seat, cards[n - 1])              # the card the seat could have drawn
 
 
-@nb.njit(cache=True)
 def _candidate_batch(st, seat, actions, k, mode, policy, seed, start, count, win, pen):
     cards = np.empty(104, np.int64)
     vis = np.empty(STATE_SIZE, np.int64)
@@ -135,7 +134,6 @@ def _candidate_batch(st, seat, actions, k, mode, policy, seed, start, count, win
     return bad
 
 
-@nb.njit(cache=True)
 def _view_batch(st, seat, card, mode, policy, seed, start, count, win, pen):
     cards = np.empty(105, np.int64)
     vis = np.empty(STATE_SIZE, np.int64)
@@ -183,7 +181,7 @@ def _compiled(name):
     else:
         sig = types.int64(I1, types.int64, types.int64, types.int64, POLICY_TYPE, types.int64, types.int64,
                           types.int64, F2, F2)
-    fn = nb.njit(cache=True)(entry.py_func)
+    fn = nb.njit(cache=True)(entry)
     with compiling():
         fn.compile(sig)
     fn.disable_compile()

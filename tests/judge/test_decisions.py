@@ -1,0 +1,117 @@
+"""The judge's decisions: a candidate that goes out is worth a certain win, forced decisions
+lose nothing, two seeds agree within their intervals, hindsight sees the real cards."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kc_sim.core import layout as L
+from kc_sim.game.actions import parse_action
+from kc_sim.game.cards import parse_card
+from kc_sim.judge.analyse import analyse_file, evaluator_policy
+from kc_sim.judge.decisions import cross_fitted_loss, judge_decision, label_of
+from kc_sim.judge.positions import Decision, read_checked, replay
+from kc_sim.play.recording.command import record_rounds
+from kc_sim.game.rules import parse_rules
+from kc_sim.play.table.game import Game
+
+_, GREEDY = evaluator_policy("greedy")
+
+
+def _going_out_position() -> Game:
+    """Seat 0 holds only 5H, which fits on the black 6 at N: placing it wins the round. Seat 1
+    holds one card and the stock the rest (every card somewhere): after a stop, seat 1 goes out
+    whenever its card fits."""
+    table = {"N": ["6S"], "E": ["QD"], "S": ["9D"], "W": ["2C"]}
+    mine = ["5H"]
+    theirs = ["8H"]
+    used = {parse_card(c) for c in mine + theirs + [c for p in table.values() for c in p]}
+    stock = [c for c in range(52) if c not in used]
+    piles = [table.get(name, []) for name in ("N", "E", "S", "W", "NE", "SE", "SW", "NW")]
+    return Game.mid_turn([mine, theirs], piles, stock, seat=0)
+
+
+def test_a_candidate_that_goes_out_is_a_certain_win():
+    g = _going_out_position()
+    legal = g.legal_actions()
+    out = parse_action("5H>N")
+    assert out in legal and L.STOP in legal
+    dec = Decision(0, 0, 0, g.state.copy(), legal, L.STOP)
+    j = judge_decision(dec, GREEDY, seed=1, budget=64)
+    win = {c["action"]: c["win"] for c in j.candidates}
+    assert j.best == out and win[out] == 100.0
+    assert all(w < 100.0 for a, w in win.items() if a != out)
+    assert j.loss > 0 and j.loss_lo > 0                 # stopping there is told apart from going out
+    # played, it loses nothing
+    k = judge_decision(Decision(0, 0, 0, g.state.copy(), legal, out), GREEDY, seed=1, budget=64)
+    assert k.loss == 0 and k.label == ""
+
+
+def test_hindsight_sees_the_real_cards():
+    g = _going_out_position()
+    dec = Decision(0, 0, 0, g.state.copy(), g.legal_actions(), L.STOP)
+    j = judge_decision(dec, GREEDY, seed=1, budget=64, hindsight=True)
+    assert {c["action"]: c["win"] for c in j.candidates}[parse_action("5H>N")] == 100.0
+    # one real world and a policy without randomness: every world plays the same
+    assert j.worlds == 32 and j.settled
+
+
+@pytest.fixture(scope="module")
+def rounds(tmp_path_factory):
+    path = tmp_path_factory.mktemp("judge") / "g.jsonl"
+    record_rounds(path, ["greedy", "random"], 2, 5, parse_rules("classic"))
+    return path, [replay(i, n, rec) for i, n, rec in read_checked(path)]
+
+
+def test_forced_decisions_lose_nothing(rounds):
+    _, replayed = rounds
+    forced = [d for r in replayed for d in r.decisions if d.forced]
+    assert forced
+    for d in forced[:5]:
+        j = judge_decision(d, GREEDY, seed=3, budget=64)
+        assert j.loss == 0 and j.worlds == 0 and j.label == "" and len(j.candidates) == 1
+
+
+def test_two_seeds_agree_within_their_intervals(rounds):
+    _, replayed = rounds
+    free = [d for r in replayed for d in r.decisions if len(d.legal) >= 3]
+    d = free[len(free) // 2]
+    a = judge_decision(d, GREEDY, seed=11, budget=256, batch=256)
+    b = judge_decision(d, GREEDY, seed=12, budget=256, batch=256)
+    assert a.worlds == b.worlds == 256
+    assert a.loss_lo <= b.loss_hi and b.loss_lo <= a.loss_hi
+    for ca, cb in zip(a.candidates, b.candidates):
+        p = (ca["win"] + cb["win"]) / 200
+        se = math.sqrt(max(p * (1 - p), 1e-4) * 2 / 256) * 100
+        assert abs(ca["win"] - cb["win"]) <= 4 * se, (ca, cb)
+    # the same seed: the same figures
+    c = judge_decision(d, GREEDY, seed=11, budget=256, batch=64)
+    assert [x["win"] for x in c.candidates[:]] == [x["win"] for x in a.candidates] or c.worlds < 256
+
+
+def test_the_analysis_judges_every_decision_of_the_chosen_seats(rounds):
+    path, replayed = rounds
+    rep = analyse_file(path, rounds=[1], seats=[1], evaluator="greedy", budget=32)
+    (rnd,) = rep["rounds"]
+    mine = [d for d in replayed[1].decisions if d.seat == 1]
+    assert [x["decision"] for x in rnd["decisions"]] == [d.index for d in mine]
+    s = rnd["seats"]["1"]
+    assert s["decisions"] == len(mine) and s["forced"] == sum(d.forced for d in mine)
+    assert all(x["loss"] == 0 for x in rnd["decisions"] if x["forced"])
+    split = s["split"]
+    assert split["result"] == (100.0 if replayed[1].winner == 1 else 0.0)
+    assert math.isclose(split["expectation"] + split["luck"] + split["decisions"] + split["rest"], split["result"],
+                        abs_tol=0.01)
+    assert rep["evaluator"] == "greedy" and rep["view"] == "seat"
+
+
+def test_labels_and_cross_fitting():
+    assert label_of(20, 1) == "blunder" and label_of(7, 0.5) == "mistake" and label_of(3, 0.1) == "inaccuracy"
+    assert label_of(2.9, 0.5) == "" and label_of(30, 0) == ""
+    # two equal candidates: noise alone makes no loss on average once the best is picked on other worlds
+    rng = np.random.default_rng(0)
+    losses = [cross_fitted_loss(rng.integers(0, 2, (64, 4)).astype(float), 0)[0] for _ in range(200)]
+    assert abs(np.mean(losses)) < 2.0
