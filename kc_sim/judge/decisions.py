@@ -13,10 +13,11 @@ cross-fitted (:func:`cross_fitted_loss`): the best is picked on half the worlds 
 on the other half, so that noise alone does not make a loss.
 
 Worlds are spent in batches (:data:`BATCH`); the judge stops once the action played is told
-apart from the best (the interval of its loss lies above 0; when it *is* the best, the
-interval of the runner-up's loss does), once that interval is narrower than
-:data:`EQUAL_WITHIN` points either side (the two are as good as equal), or when the
-budget of worlds is spent. A forced decision (one legal action) costs no rollout: loss 0.
+apart from the best (after :data:`MIN_WORLDS` worlds, the :data:`STOP_LEVEL` interval of its
+loss lies above 0; when it *is* the best, that of the runner-up's loss does), once that
+interval is narrower than :data:`EQUAL_WITHIN` points either side (the two are as good as
+equal; at once when they had the same outcome in every world), or when the budget of
+worlds is spent. A forced decision (one legal action) costs no rollout: loss 0.
 
 Labels (points of win probability lost; only a loss whose interval lies above 0 is
 labelled, so noise never makes an error): :data:`LABELS`.
@@ -39,6 +40,12 @@ __all__ = ["BATCH", "EQUAL_WITHIN", "LABELS", "Judged", "cross_fitted_loss", "ju
 
 #: worlds per batch (the stopping rule is checked between batches)
 BATCH = 32
+#: the stopping rule tells two candidates apart only after this many worlds, and at this
+#: level: it looks at the figures after every batch, and a 95% interval looked at again and
+#: again would tell apart by chance more often than one time in twenty (and stop on a
+#: first batch's extreme, which the loss would then report)
+MIN_WORLDS = 96
+STOP_LEVEL = 0.99
 #: the stopping rule's margin: an interval narrower than this many points either side of
 #: the loss ends the decision (more worlds would only tell apart what hardly differs)
 EQUAL_WITHIN = 1.0
@@ -55,9 +62,9 @@ def label_of(loss: float, lo: float) -> str:
     return ""
 
 
-def paired(x: np.ndarray) -> tuple[float, float, float]:
-    """Mean of the paired differences ``x`` with its two-sided 95% Student interval (the mean
-    twice when every difference is equal, or with one world)."""
+def paired(x: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean of the paired differences ``x`` with its two-sided Student interval at ``level``
+    (the mean twice when every difference is equal, or with one world)."""
     n = len(x)
     m = float(np.mean(x))
     if n < 2:
@@ -65,7 +72,7 @@ def paired(x: np.ndarray) -> tuple[float, float, float]:
     sd = float(np.std(x, ddof=1))
     if sd == 0.0:
         return m, m, m
-    h = t_of(0.95, n - 1) * sd / math.sqrt(n)
+    h = t_of(level, n - 1) * sd / math.sqrt(n)
     return m, m - h, m + h
 
 
@@ -135,16 +142,22 @@ def cross_fitted_loss(win: np.ndarray, chosen_i: int) -> tuple[float, float, flo
     return paired(diffs * 100.0)
 
 
-def _done(rows, best, chosen_i) -> bool:
-    """The stopping rule (see the module docstring)."""
-    if len(rows) < 2:
+def _done(win: np.ndarray, best: int, chosen_i: int) -> bool:
+    """The stopping rule (see the module docstring), on every world so far: the action played
+    against the best (or, when it is the best, the runner-up against it) told apart at the
+    stricter level :data:`STOP_LEVEL` after at least :data:`MIN_WORLDS` worlds, or the
+    interval narrower than :data:`EQUAL_WITHIN` either side (at once when every world gave the
+    two the same outcome)."""
+    k = win.shape[1]
+    if k < 2:
         return True
     if chosen_i != best:
-        lo, hi = rows[chosen_i]["loss_ci"]
-        return lo > 0 or (hi - lo) / 2 < EQUAL_WITHIN
-    runner = max((i for i in range(len(rows)) if i != best), key=lambda i: rows[i]["win"])
-    lo, hi = rows[runner]["loss_ci"]
-    return lo > 0 or (hi - lo) / 2 < EQUAL_WITHIN
+        other = chosen_i
+    else:
+        means = win.mean(axis=0)
+        other = max((i for i in range(k) if i != best), key=lambda i: means[i])
+    m, lo, hi = paired((win[:, best] - win[:, other]) * 100.0, STOP_LEVEL)
+    return (hi - lo) / 2 < EQUAL_WITHIN or (lo > 0 and win.shape[0] >= MIN_WORLDS)
 
 
 def judge_decision(dec, policy, *, seed: int, budget: int, hindsight: bool = False, batch: int = BATCH) -> Judged:
@@ -175,7 +188,7 @@ def judge_decision(dec, policy, *, seed: int, budget: int, hindsight: bool = Fal
         pens.append(pen)
         n += count
         best, rows = _summarise(actions, np.concatenate(wins), np.concatenate(pens), chosen_i)
-        if _done(rows, best, chosen_i):
+        if _done(np.concatenate(wins), best, chosen_i):
             out.settled = True
             break
     out.worlds, out.best, out.candidates = n, int(actions[best]), rows

@@ -3,7 +3,7 @@ options read them without loading numba)."""
 
 #: the evaluator when none is named: the strongest agent fast enough to roll out every
 #: candidate of every decision to the round's end (docs/analysis.md, "The evaluator")
-DEFAULT_EVALUATOR = "net"
+DEFAULT_EVALUATOR = "planner"
 #: most worlds per decision (and per value of the luck figures) by default
 DEFAULT_BUDGET = 256
 #: most worlds a --budget may ask for
