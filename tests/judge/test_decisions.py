@@ -115,3 +115,43 @@ def test_labels_and_cross_fitting():
     rng = np.random.default_rng(0)
     losses = [cross_fitted_loss(rng.integers(0, 2, (64, 4)).astype(float), 0)[0] for _ in range(200)]
     assert abs(np.mean(losses)) < 2.0
+
+
+def test_three_seats_two_decks_draw_first_and_a_round_stopped_early(tmp_path):
+    """Draws at the turn's opening, two copies of a card, three seats: every draw judged, the
+    split adds up; a round quit half-way is judged as far as it went, without a split."""
+    import json
+
+    path = tmp_path / "v.jsonl"
+    record_rounds(path, ["greedy", "random", "merger"], 1, 3, parse_rules("draw_first,decks=2"))
+    rep = analyse_file(path, evaluator="greedy", budget=16)
+    (rnd,) = rep["rounds"]
+    (r,) = [replay(i, n, rec) for i, n, rec in read_checked(path)]
+    assert len(rnd["luck"]["draws"]) == len(r.draws) > 0
+    assert all(abs(d["luck"] - (d["after"] - d["before"])) < 0.01 for d in rnd["luck"]["draws"])
+    for s in "012":
+        sp = rnd["seats"][s]["split"]
+        assert abs(sp["expectation"] + sp["luck"] + sp["decisions"] + sp["rest"] - sp["result"]) < 0.01
+    rec = json.loads(path.read_text().splitlines()[0])
+    rec["turns"] = rec["turns"][:4]
+    rec["result"] = {"end": "unfinished", "winner": None, "penalties": [0, 0, 0]}
+    quit_ = tmp_path / "quit.jsonl"
+    quit_.write_text(json.dumps(rec) + "\n")
+    rep = analyse_file(quit_, evaluator="greedy", budget=16)
+    (rnd,) = rep["rounds"]
+    assert rnd["end"] == "unfinished" and rnd["decisions"]
+    assert all("split" not in v for v in rnd["seats"].values())
+
+
+def test_the_judge_reads_only_what_the_seat_saw(rounds):
+    """Permuting the cards the seat could not see (other hands, the stock) changes nothing."""
+    from kc_sim.testing import permute_hidden
+
+    _, replayed = rounds
+    rng = np.random.default_rng(3)
+    free = [d for r in replayed for d in r.decisions if len(d.legal) >= 2][:4]
+    for d in free:
+        a = judge_decision(d, GREEDY, seed=5, budget=64)
+        hidden = Decision(d.index, d.turn, d.seat, permute_hidden(d.state, d.seat, rng), d.legal, d.chosen)
+        b = judge_decision(hidden, GREEDY, seed=5, budget=64)
+        assert a.as_dict() == b.as_dict()
