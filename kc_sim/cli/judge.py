@@ -5,6 +5,7 @@ record file included, is a :class:`~kc_sim.errors.UserError`: one line, exit 2."
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, List, Optional
 
@@ -12,10 +13,16 @@ import typer
 
 from kc_sim.errors import UserError
 from kc_sim.judge.settings import DEFAULT_BUDGET, DEFAULT_EVALUATOR, LABELS
+from kc_sim.support.notice import notice
 
 __all__ = ["analyse"]
 
 _LABELS = ", ".join(f"{name} from {least:g}" for name, least in reversed(LABELS))
+
+
+def _say_round(report: dict, seconds: float) -> None:
+    """A line on stderr as each round is judged (in a terminal): an analysis takes seconds a round."""
+    notice(f"record {report['record']}: {len(report['decisions'])} decisions judged in {seconds:.1f} s")
 
 
 def analyse(
@@ -48,7 +55,8 @@ def analyse(
     from kc_sim.judge.analyse import analyse_file
 
     report = analyse_file(file, rounds=rounds or None, seats=seats or None, evaluator=evaluator, budget=budget,
-                          seed=seed, hindsight=seen == "all", luck=luck)
+                          seed=seed, hindsight=seen == "all", luck=luck,
+                          on_round=_say_round if sys.stderr.isatty() else None)
     if as_json:
         typer.echo(json.dumps(report))
         return

@@ -14,6 +14,7 @@ records, seats or decisions were asked for.
 
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 from kc_sim.core.rng import derive
@@ -115,9 +116,12 @@ def _totals(judged_by_seat: dict, rounds: list) -> dict:
 
 def analyse_file(path, *, rounds=None, seats=None, evaluator: str = DEFAULT_EVALUATOR, budget: int = DEFAULT_BUDGET,
                  seed: int = 0, hindsight: bool = False, luck: bool = True,
-                 progress: Callable[[int], None] | None = None) -> dict:
+                 progress: Callable[[int], None] | None = None,
+                 on_round: Callable[[dict, float], None] | None = None) -> dict:
     """The analysis of the records of ``path`` (``rounds``: record indices from 0, None:
-    all; ``seats``: seat numbers, None: all) as a report dict (``FORMAT``)."""
+    all; ``seats``: seat numbers, None: all) as a report dict (``FORMAT``). ``progress(k)``
+    is called as k more decisions or draws are judged, ``on_round(report, seconds)`` as each
+    round is done."""
     if not 1 <= budget <= MAX_BUDGET:
         raise UserError(f"bad --budget {budget}: expected 1 to {MAX_BUDGET} worlds")
     if not 0 <= seed < 1 << 63:
@@ -140,21 +144,14 @@ def analyse_file(path, *, rounds=None, seats=None, evaluator: str = DEFAULT_EVAL
     by_seat: dict[int, list] = {}
     for r in replayed:
         chosen = [s for s in range(r.players) if seats is None or s in seats]
+        started = time.perf_counter()
         report, judged = _round_report(r, chosen, policy, seed=seed, budget=budget, hindsight=hindsight,
                                        luck=luck, progress=progress)
         out["rounds"].append(report)
+        if on_round is not None:
+            on_round(report, time.perf_counter() - started)
         for s in chosen:
             by_seat.setdefault(s, []).extend(j for j in judged if j.seat == s)
     out["seats"] = _totals(by_seat, out["rounds"])
     return out
 
-
-def work_count(path, rounds, seats, luck) -> int:
-    """How many decisions and draws an analysis will judge (for a progress bar)."""
-    n = 0
-    for i, line, rec in read_checked(path, rounds):
-        r = replay(i, line, rec)
-        n += sum(1 for d in r.decisions if seats is None or d.seat in seats)
-        if luck:
-            n += sum(1 for d in r.draws if seats is None or d.seat in seats)
-    return n
