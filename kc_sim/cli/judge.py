@@ -45,10 +45,6 @@ def analyse(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (kc-sim/analysis/1) instead of "
                                           "tables")] = False,
 ):
-    """Judge the decisions of recorded rounds: each legal action rolled out to the round's end in worlds
-    consistent with what the seat knew, the action played against the best (loss in points of win probability,
-    95% interval), labels (""" + _LABELS + """ points), error rate and accuracy per seat; the luck of the deal
-    and of every draw; each round's result split into expectation, luck, decisions and the rest."""
     if seen not in ("seat", "all"):
         raise UserError(f"bad --seen {seen!r}: expected 'seat' (what each seat knew) or 'all' (every card known)")
     # lazy: numba and the compiled core; kc-sim --help must not load them
@@ -63,3 +59,10 @@ def analyse(
     from kc_sim.judge.text import print_report  # lazy: rich
 
     print_report(report)
+
+
+analyse.__doc__ = (
+    "Judge the decisions of recorded rounds: each legal action rolled out to the round's end in worlds consistent "
+    "with what the seat knew, the action played against the best (loss in points of win probability, 95% "
+    f"interval), labels ({_LABELS} points), error rate and accuracy per seat; the luck of the deal and of every "
+    "draw; each round's result split into expectation, luck, decisions and the rest (docs/analysis.md).")
