@@ -79,3 +79,10 @@ def test_an_illegal_record_and_bad_options_are_one_line_and_exit_2(records, tmp_
         r = kc_sim("analyse", *args, "--evaluator", "greedy") if "--evaluator" not in args else kc_sim("analyse", *args)
         lines = r.stderr.strip().splitlines()
         assert r.returncode == 2 and len(lines) == 1 and expected in lines[0], (args, r.stderr)
+
+
+def test_the_command_says_what_it_does():
+    r = kc_sim("--help")
+    assert r.returncode == 0 and "analyse" in r.stdout and "Judge the decisions" in r.stdout
+    r = kc_sim("analyse", "--help")
+    assert r.returncode == 0 and "blunder from 12" in r.stdout and "planner" in r.stdout
