@@ -67,19 +67,30 @@ def test_a_hostile_file_is_one_line_and_exit_2(tmp_path, content, expected):
     assert "Traceback" not in r.stderr and r.stdout == ""
 
 
-def test_an_illegal_record_and_bad_options_are_one_line_and_exit_2(records, tmp_path):
+def test_an_illegal_record_is_one_line_and_exit_2(records, tmp_path):
     rec = json.loads(records.read_text().splitlines()[0])
     rec["turns"][0]["actions"] = ["KS>N"] + rec["turns"][0]["actions"]
     bad = tmp_path / "illegal.jsonl"
     bad.write_text(json.dumps(rec) + "\n")
-    for args, expected in [((bad,), "not a valid round"), ((records, "--round", "7"), "--round 7"),
-                           ((records, "--seat", "5"), "--seat 5"), ((records, "--seen", "nobody"), "--seen"),
-                           ((records, "--budget", "0"), "--budget"), ((records, "--evaluator", "nosuch"), "nosuch"),
-                           ((tmp_path / "missing.jsonl",), "no such file")]:
-        r = kc_sim("analyse", *args, "--evaluator", "greedy") if "--evaluator" not in args else kc_sim("analyse", *args)
-        lines = r.stderr.strip().splitlines()
-        assert r.returncode == 2 and len(lines) == 1 and expected in lines[0], (args, r.stderr)
+    r = kc_sim("analyse", bad, "--evaluator", "greedy")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "not a valid round" in lines[0] and "kc-sim check" in lines[0]
 
+
+@pytest.mark.parametrize("args,expected", [
+    (("--round", "7"), "--round 7"), (("--seat", "5"), "--seat 5"), (("--seen", "nobody"), "--seen"),
+    (("--budget", "0"), "--budget"), (("--evaluator", "nosuch"), "nosuch"), (("--seed", "-1"), "--seed"),
+])
+def test_bad_options_are_one_line_and_exit_2(records, args, expected):
+    r = kc_sim("analyse", records, *(args if "--evaluator" in args else ("--evaluator", "greedy", *args)))
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and expected in lines[0], r.stderr
+
+
+def test_a_missing_file_is_one_line_and_exit_2(tmp_path):
+    r = kc_sim("analyse", tmp_path / "missing.jsonl", "--evaluator", "greedy")
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "no such file" in lines[0]
 
 def test_the_command_says_what_it_does():
     r = kc_sim("--help")
