@@ -13,8 +13,10 @@ not seen (:mod:`kc_sim.judge.rollouts`).
   seat's *expectation at deal*: its value over fresh deals of the round with the same
   players, dealer and rules (its chance from its place at the table alone).
 
-Both are paired over worlds (world ``j`` of the two values is dealt from the same random
-numbers) with a 95% Student interval; a value is estimated on a fixed number of worlds.
+Both are paired over worlds with a 95% Student interval; a value is estimated on a fixed
+number of worlds. For a draw, world ``j`` of the two values is the same deal but for one swap
+(the drawn card and the one it could have been), so their difference is nearly free of the
+noise of the deal; for the deal, world ``j`` of the two shares only its random numbers.
 """
 
 from __future__ import annotations

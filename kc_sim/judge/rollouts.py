@@ -9,6 +9,9 @@ for every seat. Two batch kernels fill arrays of outcomes, one row per world:
   policies in row ``j`` (common random numbers), so their differences are paired.
 * :func:`view_batch`: a position with no action of its own (after a draw, or with the
   drawn card put back among the unseen, or a fresh deal): the value of the position to a seat.
+  World ``j`` with the drawn card put back is world ``j`` of the position as seen, with the
+  drawn card swapped for a card drawn at random among it and the unseen ones: the two differ
+  by one card at most, so the luck of a draw (their difference) is measured with little noise.
 
 World ``j`` of a batch is dealt from ``derive(seed, j)`` alone and its policies' generators
 are seeded from ``derive(seed ^ POLICY_STREAM, j)``: a world does not depend on the batch it
@@ -28,17 +31,20 @@ from numba import types
 from kc_sim.core.layout import (
     DEALER,
     DONE,
+    HAND_N,
     MAX_SEATS,
     PENALTY,
     PLAYERS,
     RULES,
     SEAT,
     STATE_SIZE,
+    STOCK,
+    STOCK_POS,
     WINNER,
 )
 from kc_sim.core.legal import is_legal
 from kc_sim.core.policy import MEM_SIZE, POLICY_TYPE, SEAT_STREAM, compiling
-from kc_sim.core.rng import derive
+from kc_sim.core.rng import below, derive
 from kc_sim.core.step import add_to_hand, apply, deal, take_from_hand
 from kc_sim.core.worlds import copy_live, deal_world, unseen_cards, visible_copy
 from kc_sim.game.variants import N_RULE_CODES
@@ -96,13 +102,31 @@ def _outcome(w, seat, row, col, win, pen):
 
 
 @nb.njit(cache=True)
-def _deal_redraw(vis, st, seat, card, cards, n, rng, w):
-    """A world in which the seat's last drawn ``card`` is one more unseen card: ``vis`` (the
-    visible copy, ``card`` already taken out of the seat's hand) with the ``n`` unseen cards
-    (``card`` among them) shuffled; the first goes to the seat's hand, the rest are dealt as
-    :func:`~kc_sim.core.worlds.deal_world` deals them (other hands, then the stock)."""
-    deal_world(vis, st, seat, cards, n, rng, w)     # other hands and the stock from cards[0:n-1]
-    add_to_hand(w, seat, cards[n - 1])              # the card the seat could have drawn
+def _swap_redraw(w, st, seat, card, cards, n, rng):
+    """Turn the world ``w`` (dealt by :func:`~kc_sim.core.worlds.deal_world` from the ``n``
+    unseen ``cards``, in their dealt order) into one where the seat's last drawn ``card`` is
+    one more unseen card: a card drawn uniformly from the ``n`` unseen cards and ``card``
+    takes the place of ``card`` in the seat's hand, and ``card`` takes its place (another
+    hand or the stock). The result is a uniform deal of the unseen cards and ``card``, and
+    differs from ``w`` by one swap at most, so the two worlds' rollouts are closely paired."""
+    r = below(rng, 0, n + 1)
+    if r == n:                                   # the card it drew
+        return
+    other = cards[r]
+    k = r
+    for s in range(st[PLAYERS]):
+        if s == seat or k < 0:
+            continue
+        if k < st[HAND_N + s]:
+            take_from_hand(w, s, other)
+            add_to_hand(w, s, card)
+            k = -1                                # placed
+        else:
+            k -= st[HAND_N + s]
+    if k >= 0:                                    # in the stock
+        w[STOCK + st[STOCK_POS] + k] = card
+    take_from_hand(w, seat, card)
+    add_to_hand(w, seat, other)
 
 
 def _candidate_batch(st, seat, actions, k, mode, policy, seed, start, count, win, pen):
@@ -135,7 +159,7 @@ def _candidate_batch(st, seat, actions, k, mode, policy, seed, start, count, win
 
 
 def _view_batch(st, seat, card, mode, policy, seed, start, count, win, pen):
-    cards = np.empty(105, np.int64)
+    cards = np.empty(104, np.int64)
     vis = np.empty(STATE_SIZE, np.int64)
     w = np.empty(STATE_SIZE, np.int64)
     mem = np.zeros((MAX_SEATS, MEM_SIZE), np.int64)
@@ -144,8 +168,6 @@ def _view_batch(st, seat, card, mode, policy, seed, start, count, win, pen):
     for i in range(N_RULE_CODES):
         rules[i] = st[RULES + i]
     visible_copy(st, seat, vis)
-    if mode == REDRAW:
-        take_from_hand(vis, seat, card)
     bad = 0
     for r in range(count):
         j = start + r
@@ -154,10 +176,10 @@ def _view_batch(st, seat, card, mode, policy, seed, start, count, win, pen):
             copy_live(w, st)
         elif mode == PRIOR:                      # a fresh deal, the same players, dealer and rules
             deal(w, derive(seed, j), st[PLAYERS], st[DEALER], rules)
-        elif mode == REDRAW:
+        elif mode == REDRAW:                     # the view's world j, one card swapped at most
             n = unseen_cards(st, seat, cards)
-            cards[n] = card
-            _deal_redraw(vis, st, seat, card, cards, n + 1, rng, w)
+            deal_world(vis, st, seat, cards, n, rng, w)
+            _swap_redraw(w, st, seat, card, cards, n, rng)
         else:
             n = unseen_cards(st, seat, cards)
             deal_world(vis, st, seat, cards, n, rng, w)

@@ -155,3 +155,50 @@ def test_the_judge_reads_only_what_the_seat_saw(rounds):
         hidden = Decision(d.index, d.turn, d.seat, permute_hidden(d.state, d.seat, rng), d.legal, d.chosen)
         b = judge_decision(hidden, GREEDY, seed=5, budget=64)
         assert a.as_dict() == b.as_dict()
+
+
+def test_the_drawn_card_put_back_is_a_uniform_deal_one_swap_away(rounds):
+    """The world of a draw's "before" value: every card still once somewhere, the seat's drawn
+    card replaced by each unseen card (or kept) about equally often, the rest of the deal as in
+    the world of the "after" value but for that one swap."""
+    from collections import Counter
+
+    from kc_sim.core.worlds import deal_world, unseen_cards, visible_copy
+    from kc_sim.judge.rollouts import _swap_redraw
+
+    _, replayed = rounds
+    dr = replayed[0].draws[3]
+    st, seat = dr.state, dr.seat
+    vis = np.empty(L.STATE_SIZE, np.int64)
+    visible_copy(st, seat, vis)
+    cards = np.empty(104, np.int64)
+    rng = np.zeros(1, np.int64)
+    got = Counter()
+
+    def where(w):
+        out = {}
+        for s in range(int(w[L.PLAYERS])):
+            for c in range(52):
+                if int(w[L.HAND + 2 * s]) >> c & 1:
+                    out[c] = ("hand", s)
+        for i in range(int(w[L.STOCK_POS]), int(w[L.STOCK_LEN])):
+            out[int(w[L.STOCK + i])] = ("stock", i)
+        return out
+
+    trials = 3000
+    for j in range(trials):
+        rng[0] = j + 1
+        n = unseen_cards(st, seat, cards)
+        a = np.empty(L.STATE_SIZE, np.int64)
+        deal_world(vis, st, seat, cards, n, rng, a)
+        b = a.copy()
+        _swap_redraw(b, st, seat, dr.card, cards, n, rng)
+        wa, wb = where(a), where(b)
+        assert set(wa) == set(wb) and wa[dr.card] == ("hand", seat)
+        moved = [c for c in wa if wa[c] != wb[c]]
+        assert len(moved) in (0, 2)
+        mine = [c for c in wb if wb[c] == ("hand", seat) and wa[c] != ("hand", seat)]
+        got[mine[0] if mine else dr.card] += 1
+    assert len(got) == n + 1                       # every unseen card, and the card itself
+    expected = trials / (n + 1)
+    assert all(abs(k - expected) < 5 * math.sqrt(expected) for k in got.values())
