@@ -18,17 +18,15 @@ from numba.core.extending import intrinsic
 
 from kc_sim.core.bits import lowest
 from kc_sim.core.ids import id_card, id_pile, id_side, is_place, move_id, place_id
-from kc_sim.core.layout import FIRST_CORNER, HAND, N_PILES, N_SIDES, PILE_MASK, RULES
+from kc_sim.core.layout import FIRST_CORNER, N_PILES, N_SIDES
 from kc_sim.game.cards import (
-    ALL_MASK,
     FITS_UNDER,
     KING,
     KINGS_MASK,
-    N_CARDS,
     NON_KINGS_MASK,
     RANK,
 )
-from kc_sim.game.variants import R_DECKS
+from kc_sim.core.worlds import unseen_mask  # noqa: F401 (the search's and tests' import path)
 
 #: children listed per node at most (placements then moves)
 MAX_CHILDREN = 96
@@ -127,27 +125,6 @@ def table_key(h):
     """The transposition table's key of hash ``h``: its low 63 bits, 1 for 0 (0 marks an empty slot)."""
     h &= np.int64(0x7FFFFFFFFFFFFFFF)
     return h if h != 0 else np.int64(1)
-
-
-@nb.njit(cache=True)
-def unseen_mask(st, seat):
-    """Cards the seat has not seen: neither in its hand nor anywhere on the table (with two
-    decks: cards of which some copy is still unaccounted for)."""
-    table = np.int64(0)
-    for p in range(N_PILES):
-        table |= st[PILE_MASK + p]
-    h0 = st[HAND + 2 * seat]
-    if st[RULES + R_DECKS] == 1:
-        return np.int64(ALL_MASK) & ~(h0 | table)
-    h1 = st[HAND + 2 * seat + 1]
-    out = np.int64(0)
-    for c in range(N_CARDS):
-        seen = ((h0 >> c) & 1) + ((h1 >> c) & 1)
-        for p in range(N_PILES):
-            seen += (st[PILE_MASK + p] >> c) & 1
-        if seen < 2:
-            out |= np.int64(1) << c
-    return out
 
 
 @intrinsic

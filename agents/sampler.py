@@ -7,7 +7,7 @@ At the start of each turn where it has something to play, the sampler
 2. samples ``budget`` worlds consistent with what its seat has seen: the unseen cards
    (every card that is neither in its hand nor on the table) shuffled with its own
    generator (``mem[0]``) and dealt into the opponents' hands (of their known sizes) and
-   the stock (of its known size);
+   the stock (of its known size), by :mod:`kc_sim.core.worlds`;
 3. in every world (the same worlds for every candidate: common random numbers) plays the
    candidate, ends the turn (drawing from the sampled stock), and rolls the round out with
    the fast rollout policy for every seat (``greedy``; or ``planner`` with a small node
@@ -47,7 +47,6 @@ import numpy as np
 from agents.common import greedy_action
 from agents.planner import planner_act_in
 from agents.plans import MAX_PLAN, PLAN0, next_planned, store_plan
-from agents.position import unseen_mask
 from agents.search import (
     DEFAULT_WEIGHTS,
     MAX_NODES,
@@ -55,19 +54,12 @@ from agents.search import (
     WS_SIZE,
     search,
 )
-from kc_sim.core.bits import lowest
 from kc_sim.core.kernel import kernel
 from kc_sim.core.layout import (
     DONE,
     HAND,
     HAND_N,
-    N_PILES,
-    PILE_BASE,
-    PILE_MASK,
-    PILE_SIZE,
-    PILE_TOP,
     PLAYERS,
-    RULES,
     SEAT,
     STATE_SIZE,
     STOCK,
@@ -78,10 +70,8 @@ from kc_sim.core.layout import (
 )
 from kc_sim.core.legal import has_play, stop_legal
 from kc_sim.core.policy import MEM_SIZE, POLICY_SIG, compiled_policy
-from kc_sim.core.rng import below
-from kc_sim.core.step import add_to_hand, apply, hand_penalty
-from kc_sim.game.cards import N_CARDS
-from kc_sim.game.variants import R_DECKS
+from kc_sim.core.step import apply, hand_penalty
+from kc_sim.core.worlds import copy_live, deal_world, unseen_cards, visible_copy
 from kc_sim.play.agents.interface import AgentOption, AgentSpec
 
 #: worlds sampled per decision by ``sampler``
@@ -104,84 +94,6 @@ HORIZON = 4
 WIN_WEIGHT = 10.0
 #: decisions a rollout may take at most (a guard)
 ROLLOUT_DECISIONS = 4000
-
-
-@kernel
-def unseen_cards(st, seat, out):
-    """Write the cards the seat has not seen (with multiplicity for two decks, ascending
-    card id) into ``out``; returns their number."""
-    n = 0
-    if st[RULES + R_DECKS] == 1:
-        m = unseen_mask(st, seat)
-        while m:
-            out[n] = lowest(m)
-            n += 1
-            m &= m - 1
-        return n
-    h0 = st[HAND + 2 * seat]
-    h1 = st[HAND + 2 * seat + 1]
-    for c in range(N_CARDS):
-        seen = ((h0 >> c) & 1) + ((h1 >> c) & 1)
-        for p in range(N_PILES):
-            seen += (st[PILE_MASK + p] >> c) & 1
-        for _ in range(2 - seen):
-            out[n] = c
-            n += 1
-    return n
-
-
-@kernel
-def visible_copy(st, seat, w):
-    """Copy into ``w`` what the seat may see: the header, its hand, hand sizes and the
-    piles. Other hands and the stock are left empty (zero)."""
-    w[:] = 0
-    for i in range(HAND):
-        w[i] = st[i]
-    w[HAND + 2 * seat] = st[HAND + 2 * seat]
-    w[HAND + 2 * seat + 1] = st[HAND + 2 * seat + 1]
-    w[HAND_N + seat] = st[HAND_N + seat]
-    for p in range(N_PILES):
-        w[PILE_MASK + p] = st[PILE_MASK + p]
-        w[PILE_BASE + p] = st[PILE_BASE + p]
-        w[PILE_TOP + p] = st[PILE_TOP + p]
-        w[PILE_SIZE + p] = st[PILE_SIZE + p]
-
-
-@nb.njit(cache=True, inline="always")
-def copy_live(dst, src):
-    """Copy the words of ``src`` a round's play can still read into ``dst``: everything up to
-    the stock, and the stock cards not yet drawn (``dst``'s other stock words are left as
-    they are: drawn cards are never read again)."""
-    for i in range(STOCK):
-        dst[i] = src[i]
-    for i in range(STOCK + src[STOCK_POS], STOCK + src[STOCK_LEN]):
-        dst[i] = src[i]
-
-
-@kernel
-def deal_world(vis, st, seat, cards, n, rng, w):
-    """A world: ``vis`` (the visible copy) with the ``n`` unseen ``cards`` shuffled by the
-    generator ``rng[0]`` and dealt to the other seats (their known hand sizes, in seat
-    order) and to the stock (its known size). Reads only hand sizes and the stock size
-    from ``st``."""
-    for i in range(n - 1, 0, -1):
-        j = below(rng, 0, i + 1)
-        t = cards[i]
-        cards[i] = cards[j]
-        cards[j] = t
-    for i in range(STOCK):
-        w[i] = vis[i]
-    k = 0
-    for s in range(st[PLAYERS]):
-        if s == seat:
-            continue
-        for _ in range(st[HAND_N + s]):
-            add_to_hand(w, s, cards[k])
-            k += 1
-    pos = st[STOCK_POS]
-    for i in range(pos, st[STOCK_LEN]):
-        w[STOCK + i] = cards[k]
-        k += 1
 
 
 _apply = nb.njit(inline="always")(apply.py_func)

@@ -30,7 +30,6 @@ from agents.plans import PLAN0
 from agents.sampler import (
     ROLLOUT_DECISIONS,
     WIN_WEIGHT,
-    deal_world,
     decision_buffers,
     enter_world,
     open_decision,
@@ -41,6 +40,7 @@ from agents.sampler import (
 from kc_sim.core.layout import DONE, PLAYERS, SEAT
 from kc_sim.core.policy import POLICY_SIG, compiling
 from kc_sim.core.step import apply
+from kc_sim.core.worlds import deal_world
 from kc_sim.net.features import WS_SIZE as NET_WS
 from kc_sim.net.policy import net_act, slot_params
 from kc_sim.play.agents.interface import AgentOption, AgentSpec

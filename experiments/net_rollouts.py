@@ -17,11 +17,12 @@ import os
 import numba as nb
 import numpy as np
 
-from agents.sampler import (ROLLOUT_DECISIONS, WIN_WEIGHT, deal_world, decision_buffers, enter_world, open_decision,
+from agents.sampler import (ROLLOUT_DECISIONS, WIN_WEIGHT, decision_buffers, enter_world, open_decision,
                             play_best, rollout_value, world_setup)
 from kc_sim.core.layout import DONE, PLAYERS, SEAT, STOCK_LEN, STOCK_POS, STOP
 from kc_sim.core.policy import POLICY_SIG
 from kc_sim.core.step import apply
+from kc_sim.core.worlds import deal_world
 from kc_sim.net.features import WS_SIZE as NET_WS
 from kc_sim.net.model import read_net
 from kc_sim.net.policy import net_act

@@ -18,6 +18,7 @@ import typer
 from typer._click import exceptions as click_exceptions
 
 import kc_sim.cli.analysis as cli_analysis
+import kc_sim.cli.judge as cli_judge
 import kc_sim.cli.leaderboard as cli_leaderboard
 import kc_sim.cli.learn as cli_learn
 import kc_sim.cli.play as cli_play
@@ -182,6 +183,7 @@ def _register_commands():
     app.command("plot")(cli_analysis.plot)
     app.command("report")(cli_analysis.report)
     app.command("run")(cli_analysis.run)
+    app.command("analyse")(cli_judge.analyse)
     app.command("leaderboard")(cli_leaderboard.leaderboard)
     app.command("power")(cli_power.power)
     app.command("train")(cli_learn.train)

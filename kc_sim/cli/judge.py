@@ -1,0 +1,68 @@
+"""``kc-sim analyse`` (registered by ``kc_sim.cli``): recorded rounds judged decision by
+decision, and the luck of the cards (docs/analysis.md). Bad input, a hostile or invalid
+record file included, is a :class:`~kc_sim.errors.UserError`: one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from kc_sim.errors import UserError
+from kc_sim.judge.settings import DEFAULT_BUDGET, DEFAULT_EVALUATOR, LABELS
+from kc_sim.support.notice import notice
+
+__all__ = ["analyse"]
+
+_LABELS = ", ".join(f"{name} from {least:g}" for name, least in reversed(LABELS))
+
+
+def _say_round(report: dict, seconds: float) -> None:
+    """A line on stderr as each round is judged (in a terminal): an analysis takes seconds a round."""
+    notice(f"record {report['record']}: {len(report['decisions'])} decisions judged in {seconds:.1f} s")
+
+
+def analyse(
+    file: Annotated[Path, typer.Argument(help="game records (JSON Lines) from kc-sim record, kc-sim play or a "
+                                         "tournament's records")],
+    rounds: Annotated[Optional[List[int]], typer.Option(
+        "--round", help="a record of the file to judge, counting from 0 (repeat for more; default: all)")] = None,
+    seats: Annotated[Optional[List[int]], typer.Option(
+        "--seat", help="a seat whose decisions and luck are judged (repeat for more; default: all)")] = None,
+    evaluator: Annotated[str, typer.Option(
+        "--evaluator", help="the compiled agent that plays every seat in the rollouts")] = DEFAULT_EVALUATOR,
+    budget: Annotated[int, typer.Option(
+        "--budget", help="most worlds per decision (and per luck value); a decision stops earlier once the action "
+        "played is told apart from the best")] = DEFAULT_BUDGET,
+    seed: Annotated[int, typer.Option("--seed", help="seed of the worlds and the rollouts' random numbers")] = 0,
+    seen: Annotated[str, typer.Option(
+        "--seen", help="'seat': judge by what each seat knew (hidden cards resampled); 'all': every card known "
+        "(hindsight, the double-dummy view)")] = "seat",
+    luck: Annotated[bool, typer.Option("--luck/--no-luck", help="measure the luck of the deal and of every draw")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (kc-sim/analysis/1) instead of "
+                                          "tables")] = False,
+):
+    if seen not in ("seat", "all"):
+        raise UserError(f"bad --seen {seen!r}: expected 'seat' (what each seat knew) or 'all' (every card known)")
+    # lazy: numba and the compiled core; kc-sim --help must not load them
+    from kc_sim.judge.analyse import analyse_file
+
+    report = analyse_file(file, rounds=rounds or None, seats=seats or None, evaluator=evaluator, budget=budget,
+                          seed=seed, hindsight=seen == "all", luck=luck,
+                          on_round=_say_round if sys.stderr.isatty() else None)
+    if as_json:
+        typer.echo(json.dumps(report))
+        return
+    from kc_sim.judge.text import print_report  # lazy: rich
+
+    print_report(report)
+
+
+analyse.__doc__ = (
+    "Judge the decisions of recorded rounds: each legal action rolled out to the round's end in worlds consistent "
+    "with what the seat knew, the action played against the best (loss in points of win probability, 95% "
+    f"interval), labels ({_LABELS} points), error rate and accuracy per seat; the luck of the deal and of every "
+    "draw; each round's result split into expectation, luck, decisions and the rest (docs/analysis.md).")
