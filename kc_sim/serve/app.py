@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.resources
 import logging
 import secrets
+import threading
 from typing import Literal, Optional
 
 from fastapi import FastAPI, Request, Response
@@ -30,6 +31,7 @@ from kc_sim.game.rules import parse_rules
 from kc_sim.picture.svg import SVG_CSS
 from kc_sim.serve.games import GameTable, NoSuchGame, TooMany
 from kc_sim.serve.limits import MAX_BODY_BYTES, BodyLimit, Limits, SecurityHeaders, clean_name
+from kc_sim.serve.review import analyse_round
 from kc_sim.serve.session import ANALYSIS, LENGTHS, AgentFailed, Illegal, NotNow, TableGame, match_rule
 from kc_sim.serve.storage import RecordStore
 
@@ -137,6 +139,7 @@ def _api(app: FastAPI, agents: dict, store: RecordStore, limits: Limits, table: 
     """The routes under /api."""
     offered = {name.lower(): (name, spec) for name, spec in agents.items()}
     reserved = set(agents) | {spec.name for spec in agents.values()}
+    analysing = threading.Lock()
 
     @app.get("/api/config", summary="what the server offers")
     def config():
@@ -199,10 +202,18 @@ def _api(app: FastAPI, agents: dict, store: RecordStore, limits: Limits, table: 
                                  f"round(s), numbered from 0")
             return game.records[k]
 
-    @app.get("/api/games/{gid}/rounds/{k}/analysis", summary="a finished round's analysis (not available yet)")
+    @app.get("/api/games/{gid}/rounds/{k}/analysis", summary="a finished round's analysis: your decisions judged")
     def round_analysis(gid: str, k: int):
-        round_record(gid, k)
-        return {"round": k, **ANALYSIS}
+        rec = round_record(gid, k)
+        game = table.get(gid)
+        with game.lock:
+            done, seat = game.analyses.get(k), game.your_seats[k]
+        if done is None:
+            with analysing:                   # one analysis at a time: each takes seconds of a core
+                done = analyse_round(rec, seat)
+            with game.lock:
+                game.analyses[k] = done
+        return {"round": k, **done}
 
     @app.delete("/api/games/{gid}", summary="end a game")
     def end_game(gid: str):

@@ -42,10 +42,9 @@ __all__ = ["TableGame", "NotNow", "Illegal", "AgentFailed", "LENGTHS", "match_ru
 LENGTHS = {"1": "rounds:1", "3": "rounds:3", "5": "rounds:5", "to_25": "to_25"}
 #: the most agent decisions run for one request (a round has a few hundred at most)
 MAX_AGENT_STEPS = 20_000
-#: what the page and the API say about a round's analysis until ``kc-sim analyse`` exists
-ANALYSIS = {"available": False,
-            "why": "round analysis is not available yet: it comes with kc-sim analyse (issue 37); "
-                   "the round's record is saved and can be analysed later"}
+#: what the page and the API say of a finished round's analysis (asked for apart: it takes seconds)
+ANALYSIS = {"available": True,
+            "how": "GET /api/games/ID/rounds/K/analysis: your decisions judged by rollouts (kc-sim analyse)"}
 
 
 class NotNow(UserError):
@@ -104,6 +103,8 @@ class TableGame:
         self.match = Match(self.seed, len(self.names), rules)
         self._rounds = self.match.rounds()
         self.records: list[dict] = []
+        self.your_seats: list[int] = []          # the human's seat in each finished round
+        self.analyses: dict[int, dict] = {}       # finished round -> its analysis, once asked for
         self.saved: list[str | None] = []          # by round: None saved, else why not
         self.agent_seconds = 0.0                   # agents' thinking in the current request
         self.failed: str | None = None             # why the game cannot go on (an agent failed)
@@ -216,6 +217,7 @@ class TableGame:
         rec = self.rr.record([self.names[m] for m in self.rnd.seat_map], match=0, round=self.rnd.index)
         rec["served"] = {"game": self.tag, "human_seat": self.you, "length": self.length}
         self.records.append(rec)
+        self.your_seats.append(self.you)
         self.saved.append(self.on_round(rec))
         self.match.add_round(rec["result"]["penalties"])
 

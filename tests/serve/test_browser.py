@@ -107,7 +107,8 @@ def test_a_whole_round_clicked_through_against_greedy(browser, page_server):  # 
     assert result.is_displayed() and "over" in browser.find_element(By.ID, "result-title").text
     rows = browser.find_elements(By.CSS_SELECTOR, "#result-table tbody tr")
     assert len(rows) == 2 and any("Tester" in r.text for r in rows)
-    assert "not available yet" in browser.find_element(By.ID, "analysis").text
+    wait_for(browser, "return document.getElementById('analysis').textContent.includes('error rate')", timeout=300)
+    assert "evaluator" in browser.find_element(By.ID, "analysis").text
     assert "saved" in browser.find_element(By.ID, "saved").text
     lines = page_server.records.read_text().splitlines()
     assert len(lines) == before + 1 and "Tester" in json.loads(lines[-1])["players"]

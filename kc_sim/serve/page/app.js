@@ -135,11 +135,31 @@
     });
     $("saved").textContent = r.saved ? "The round is saved as a kc-sim/game/1 record (round " + r.record + " of this game: GET /api/games/ID/rounds/" + r.record + ")."
       : "The round could not be saved: " + r.not_saved;
-    $("analysis").textContent = "Analysis: " + r.analysis.why + ".";
+    showAnalysis(r.record);
     $("next").hidden = st.phase !== "round_over";
     if (st.match) {
       $("result-title").textContent += " The game is over: " + st.match.winners.join(" and ") + (st.match.winners.length > 1 ? " share the win." : " wins.");
     }
+  }
+
+  // the finished round's analysis: asked for once the round is shown (it takes seconds)
+  function showAnalysis(k) {
+    var box = $("analysis"), forGame = gid;
+    box.textContent = "Analysis of your play in this round: judging your decisions...";
+    api("GET", "/api/games/" + encodeURIComponent(gid) + "/rounds/" + k + "/analysis").then(function (a) {
+      if (gid !== forGame) return;
+      var l = a.labels;
+      box.textContent = "Analysis (evaluator " + a.evaluator + "): error rate " + a.error_rate.toFixed(2) +
+        " points of win probability per decision, accuracy " + a.accuracy.toFixed(1) + "%; " + l.blunder +
+        " blunder(s), " + l.mistake + " mistake(s), " + l.inaccuracy + " inaccuracy(ies).";
+      a.costliest.forEach(function (d) {
+        var p = document.createElement("div");
+        p.className = "costly";
+        p.textContent = "Turn " + d.turn + ": you played " + d.played + ", " + d.better + " was better by " +
+          d.loss.toFixed(1) + " points [" + d.loss_ci[0].toFixed(1) + ", " + d.loss_ci[1].toFixed(1) + "] (" + d.label + ").";
+        box.appendChild(p);
+      });
+    }).catch(function (e) { if (gid === forGame) box.textContent = "Analysis is not available: " + e.message; });
   }
 
   // --- playing --------------------------------------------------------------------------

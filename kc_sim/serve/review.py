@@ -1,0 +1,44 @@
+"""A finished round of the table, judged for the person who played it (``kc-sim analyse``'s
+figures, :mod:`kc_sim.judge`): what the page shows after each round and
+``GET /api/games/ID/rounds/K/analysis`` returns.
+
+The round's record is the server's own (made by the game, never sent by a client); it is
+judged for the human's seat only, without luck (the decisions are what a player can learn
+from; luck doubles the time), at :data:`BUDGET` worlds a decision, with the default
+evaluator. A round takes a few seconds of one core: the server judges one at a time and
+keeps each answer.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from kc_sim.judge.analyse import analyse_file
+
+#: worlds per decision, at most (rollouts stop earlier once the best and the chosen are told apart)
+BUDGET = 128
+#: labelled decisions returned, costliest first
+MOST = 5
+
+
+def analyse_round(record: dict, seat: int) -> dict:
+    """The analysis of one finished round for ``seat``: the evaluator, the seat's error rate,
+    accuracy and label counts, and its costliest labelled decisions (what was played, the
+    better action, the loss in points of win probability with its 95% interval)."""
+    with tempfile.TemporaryDirectory(prefix="kc-sim-review-") as tmp:
+        path = Path(tmp) / "round.jsonl"
+        path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        report = analyse_file(path, seats=[seat], budget=BUDGET, luck=False)
+    rnd = report["rounds"][0]
+    mine = rnd["seats"][str(seat)]
+    labelled = sorted((d for d in rnd["decisions"] if d["seat"] == seat and d["label"]),
+                      key=lambda d: -d["loss"])[:MOST]
+    return {
+        "available": True, "evaluator": report["evaluator"], "seat": seat, "budget": BUDGET,
+        "decisions": mine["decisions"], "forced": mine["forced"], "error_rate": mine["error_rate"],
+        "accuracy": mine["accuracy"], "labels": mine["labels"],
+        "costliest": [{"turn": d["turn"], "played": d["chosen"], "better": d["best"], "loss": d["loss"],
+                       "loss_ci": d["loss_ci"], "label": d["label"]} for d in labelled],
+    }
