@@ -31,7 +31,7 @@ from kc_sim.game.rules import parse_rules
 from kc_sim.picture.svg import SVG_CSS
 from kc_sim.serve.games import GameTable, NoSuchGame, TooMany
 from kc_sim.serve.limits import MAX_BODY_BYTES, BodyLimit, Limits, SecurityHeaders, clean_name
-from kc_sim.serve.review import analyse_round
+from kc_sim.serve.review import analysis_of
 from kc_sim.serve.session import ANALYSIS, LENGTHS, AgentFailed, Illegal, NotNow, TableGame, match_rule
 from kc_sim.serve.storage import RecordStore
 
@@ -139,7 +139,7 @@ def _api(app: FastAPI, agents: dict, store: RecordStore, limits: Limits, table: 
     """The routes under /api."""
     offered = {name.lower(): (name, spec) for name, spec in agents.items()}
     reserved = set(agents) | {spec.name for spec in agents.values()}
-    analysing = threading.Lock()
+    analysing = threading.Lock()           # one analysis at a time: each takes seconds of a core
 
     @app.get("/api/config", summary="what the server offers")
     def config():
@@ -204,16 +204,7 @@ def _api(app: FastAPI, agents: dict, store: RecordStore, limits: Limits, table: 
 
     @app.get("/api/games/{gid}/rounds/{k}/analysis", summary="a finished round's analysis: your decisions judged")
     def round_analysis(gid: str, k: int):
-        rec = round_record(gid, k)
-        game = table.get(gid)
-        with game.lock:
-            done, seat = game.analyses.get(k), game.your_seats[k]
-        if done is None:
-            with analysing:                   # one analysis at a time: each takes seconds of a core
-                done = analyse_round(rec, seat)
-            with game.lock:
-                game.analyses[k] = done
-        return {"round": k, **done}
+        return {"round": k, **analysis_of(table.get(gid), k, round_record(gid, k), analysing)}
 
     @app.delete("/api/games/{gid}", summary="end a game")
     def end_game(gid: str):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import threading
 from pathlib import Path
 
 from kc_sim.judge.analyse import analyse_file
@@ -42,3 +43,17 @@ def analyse_round(record: dict, seat: int) -> dict:
         "costliest": [{"turn": d["turn"], "played": d["chosen"], "better": d["best"], "loss": d["loss"],
                        "loss_ci": d["loss_ci"], "label": d["label"]} for d in labelled],
     }
+
+
+def analysis_of(game, k: int, record: dict, busy: threading.Lock) -> dict:
+    """Round ``k`` of ``game`` (a :class:`~kc_sim.serve.session.TableGame`; ``record`` its
+    record) judged for the human's seat: made once, under ``busy`` (one analysis at a time
+    on the server), then kept in the game."""
+    with game.lock:
+        done, seat = game.analyses.get(k), game.your_seats[k]
+    if done is None:
+        with busy:
+            done = analyse_round(record, seat)
+        with game.lock:
+            game.analyses[k] = done
+    return done
