@@ -203,6 +203,7 @@ MALFORMED = {
                     "boom in __init__"),
     "bench-agent --check": (["bench-agent", "{boom}", "--check", "--rounds", "20"], "boom in __init__"),
     "check": (["check", "{deep}"], "nested 100,000 deep"),
+    "analyse": (["analyse", "{deep}"], "nested 100,000 deep"),
     "replay": (["replay", "{deep}", "--no-pause"], "nested 100,000 deep"),
     "replay --html": (["replay", "{deep}", "--html", "{tmp}/p.html"], "nested 100,000 deep"),
     "render": (["render", "{deep}", "-o", "{tmp}/p.svg"], "nested 100,000 deep"),
@@ -233,4 +234,5 @@ def test_every_listed_command_is_covered():
     listed = {line.split()[0] for line in text.split("Commands:", 1)[1].splitlines() if line.strip()}
     assert {c.split()[0] for c in MALFORMED} == listed
     # serve's data folder (a file there, an unwritable one) is tested in tests/serve/test_cli.py
-    assert listed - {c.split()[0] for c in OUTPUTS} == {"check", "agents", "bench", "warm", "serve", "bench-serve"}
+    assert listed - {c.split()[0] for c in OUTPUTS} == {"check", "analyse", "agents", "bench", "warm", "serve",
+                                                                 "bench-serve"}

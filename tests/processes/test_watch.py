@@ -25,7 +25,7 @@ def test_one_watchdog_per_process():
 
 
 def test_a_watch_per_unit_of_work_keeps_the_watch_file(tmp_path):
-    work = Work(3, ("a", "b"), False, 10, "rounds", 1.0, timeout=5.0, watch_dir=str(tmp_path), task={"x": 1})
+    work = Work(3, ("a", "b"), False, 10, "rounds", timeout=5.0, watch_dir=str(tmp_path), task={"x": 1})
     path = tmp_path / f"{os.getpid()}.json"
     with WorkWatch(work):
         entry = json.loads(path.read_text())
