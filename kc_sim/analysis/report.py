@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kc_sim.analysis.html import CSS, esc, table_html
+from kc_sim.analysis.judged import judged_html
 from kc_sim.analysis.plots import FIGURES, plot_all
 from kc_sim.analysis.research import Research, research, research_html
 from kc_sim.analysis.run_stats import RunStats
@@ -342,10 +343,11 @@ def _figure_html(name: str, path: Path, base: Path) -> str:
 
 
 def build_html(data: RunStats, figures: dict[str, Path], base: Path, res: Research | None = None,
-               replays: list[str] | None = None) -> str:
+               replays: list[str] | None = None, judged: list[str] | None = None) -> str:
     """The report's HTML: run, agents, head-to-head, seats, round length, matches, the
-    research sections of ``res`` (:func:`research`; None: none), figures, the sample rounds
-    (``replays``: :func:`replays_html`; None: none) and method."""
+    research sections of ``res`` (:func:`research`; None: none), the decision analysis
+    (``judged``: :func:`kc_sim.analysis.judged.judged_html`; None: none), figures, the sample
+    rounds (``replays``: :func:`replays_html`; None: none) and method."""
     res = res if res is not None else Research()
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -374,6 +376,7 @@ def build_html(data: RunStats, figures: dict[str, Path], base: Path, res: Resear
         parts += ["<h2>Matches</h2>", f'<p class="note">Rounds per match: {esc(fmt_num(*length))}. '
                   "A shared win counts for every sharer.</p>", table_html(h, rows)]
     parts += research_html(data, res)
+    parts += judged or []
     parts += ["<h2>Figures</h2>"] + [_figure_html(n, p, base) for n, p in figures.items()]
     parts += replays or []
     parts += method_html(data, res) + ["</body></html>"]
@@ -381,13 +384,15 @@ def build_html(data: RunStats, figures: dict[str, Path], base: Path, res: Resear
 
 
 def write_report(run_dir, out=None, *, bootstrap: int | None = None, replays: int = 1,
-                 run_agents: bool = False) -> Path:
+                 run_agents: bool = False, judged: dict | None = None) -> Path:
     """Draw every figure (into ``RUN_DIR/figures/``) and write the HTML report with the
     figures embedded and the research sections (:func:`research`; ``bootstrap`` resamples
     for the ratings' intervals, default the leaderboard's); returns the path of the HTML
     file (default ``RUN_DIR/report.html``). ``run_dir`` may be a scanned :class:`RunStats`.
     ``replays``: sample deals per line-up shown as browser replays (0: no Sample rounds section);
-    ``run_agents``: load agents the run names by a file or module to replay them (code)."""
+    ``run_agents``: load agents the run names by a file or module to replay them (code);
+    ``judged``: a sampled decision analysis of the run (:func:`kc_sim.analysis.judged.analyse_run`)
+    shown as the Decision analysis section (None: no section)."""
     data = load_stats(run_dir)
     out = Path(out) if out is not None else data.path / REPORT_FILE
     if out.exists() and out.is_dir():
@@ -396,5 +401,6 @@ def write_report(run_dir, out=None, *, bootstrap: int | None = None, replays: in
     figures = plot_all(data)
     assert set(figures) <= set(FIGURES)
     samples = replays_html(data, per_lineup=replays, run_agents=run_agents) if replays > 0 else None
-    text = build_html(data, figures, out.parent, research(data, bootstrap=bootstrap), samples)
+    section = judged_html(judged) if judged is not None else None
+    text = build_html(data, figures, out.parent, research(data, bootstrap=bootstrap), samples, section)
     return write_text_atomic(out, text)

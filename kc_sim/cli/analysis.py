@@ -47,15 +47,30 @@ def report(
     run_agents: Annotated[bool, typer.Option(
         "--run-agents", help="replay agents the run names by a file or module (code: only for a run you trust; "
         "without it, their sample rounds are left out)")] = False,
+    analyse: Annotated[int, typer.Option(
+        "--analyse", help="judge N rounds drawn at random from the run's saved records (tournament --records K) "
+        "and add each agent's error rate, accuracy and luck (seconds per round; 0: no decision analysis)")] = 0,
+    analyse_seed: Annotated[int, typer.Option(
+        "--analyse-seed", help="seed of --analyse's draw and of its rollouts")] = 0,
 ):
     """Write one self-contained HTML report of a run: configuration, tables with 95%
     intervals, every figure embedded (also written to RUN_DIR/figures), and replays of
-    sample rounds."""
+    sample rounds; with --analyse N, the agents' error rates over N of its saved rounds
+    (also printed)."""
     from kc_sim.analysis.report import write_report  # lazy: as in plot
 
     if replays < 0:
         raise UserError(f"bad --replays {replays}: expected 0 or more sample deals per line-up")
-    path = write_report(run_dir, out, replays=replays, run_agents=run_agents)
+    if analyse < 0:
+        raise UserError(f"bad --analyse {analyse}: expected 0 (none) or more rounds to judge")
+    judged = None
+    if analyse > 0:
+        from kc_sim.analysis.judged import analyse_run
+        from kc_sim.judge.text import print_report
+
+        judged = analyse_run(run_dir, analyse, seed=analyse_seed)
+        print_report(judged)
+    path = write_report(run_dir, out, replays=replays, run_agents=run_agents, judged=judged)
     typer.echo(f"report written to {path}")
 
 

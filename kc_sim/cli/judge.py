@@ -27,7 +27,7 @@ def _say_round(report: dict, seconds: float) -> None:
 
 def analyse(
     file: Annotated[Path, typer.Argument(help="game records (JSON Lines) from kc-sim record, kc-sim play or a "
-                                         "tournament's records")],
+                                         "tournament's records; or a run folder (its saved records, with --sample)")],
     rounds: Annotated[Optional[List[int]], typer.Option(
         "--round", help="a record of the file to judge, counting from 0 (repeat for more; default: all)")] = None,
     seats: Annotated[Optional[List[int]], typer.Option(
@@ -37,7 +37,11 @@ def analyse(
     budget: Annotated[int, typer.Option(
         "--budget", help="most worlds per decision (and per luck value); a decision stops earlier once the action "
         "played is told apart from the best")] = DEFAULT_BUDGET,
-    seed: Annotated[int, typer.Option("--seed", help="seed of the worlds and the rollouts' random numbers")] = 0,
+    sample: Annotated[Optional[int], typer.Option(
+        "--sample", help="judge N records drawn at random (seeded by --seed) and sum up per agent with intervals "
+        "clustered by round (default with a run folder: every saved record)")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="seed of the worlds, the rollouts' random numbers and "
+                                      "--sample's draw")] = 0,
     seen: Annotated[str, typer.Option(
         "--seen", help="'seat': judge by what each seat knew (hidden cards resampled); 'all': every card known "
         "(hindsight, the double-dummy view)")] = "seat",
@@ -47,12 +51,25 @@ def analyse(
 ):
     if seen not in ("seat", "all"):
         raise UserError(f"bad --seen {seen!r}: expected 'seat' (what each seat knew) or 'all' (every card known)")
+    if sample is not None and rounds:
+        raise UserError("bad --round with --sample: --sample draws the rounds itself; give one or the other")
+    if sample is not None and sample < 1:
+        raise UserError(f"bad --sample {sample}: expected 1 or more rounds")
+    options = dict(seats=seats or None, evaluator=evaluator, budget=budget, seed=seed, hindsight=seen == "all",
+                   luck=luck, on_round=_say_round if sys.stderr.isatty() else None)
     # lazy: numba and the compiled core; kc-sim --help must not load them
-    from kc_sim.judge.analyse import analyse_file
+    if file.is_dir():
+        from kc_sim.analysis.judged import analyse_run
 
-    report = analyse_file(file, rounds=rounds or None, seats=seats or None, evaluator=evaluator, budget=budget,
-                          seed=seed, hindsight=seen == "all", luck=luck,
-                          on_round=_say_round if sys.stderr.isatty() else None)
+        report = analyse_run(file, sample, **options)
+    elif sample is not None:
+        from kc_sim.judge.sample import analyse_sample
+
+        report = analyse_sample(file, sample, **options)
+    else:
+        from kc_sim.judge.analyse import analyse_file
+
+        report = analyse_file(file, rounds=rounds or None, **options)
     if as_json:
         typer.echo(json.dumps(report))
         return
@@ -65,4 +82,6 @@ analyse.__doc__ = (
     "Judge the decisions of recorded rounds: each legal action rolled out to the round's end in worlds consistent "
     "with what the seat knew, the action played against the best (loss in points of win probability, 95% "
     f"interval), labels ({_LABELS} points), error rate and accuracy per seat; the luck of the deal and of every "
-    "draw; each round's result split into expectation, luck, decisions and the rest (docs/analysis.md).")
+    "draw; each round's result split into expectation, luck, decisions and the rest. On a run folder (or with "
+    "--sample N): N rounds of its saved records drawn at random, each agent's error rate, accuracy, labels and "
+    "luck with 95% intervals clustered by round (docs/analysis.md).")

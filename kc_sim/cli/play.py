@@ -37,10 +37,14 @@ def play(
     out: Annotated[Optional[Path], typer.Option(
         "--out", "-o", help="JSON Lines file for the game records (a folder: a new file in it; "
         "default results/play/play-<time>-seed<seed>.jsonl)")] = None,
+    analyse: Annotated[Optional[str], typer.Option(
+        "--analyse", help="at each round's end: 'ask' whether to analyse it (the default in a terminal with a "
+        "human seat), 'yes' (always, without asking) or 'no' (the default otherwise)")] = None,
 ):
     """Play Kings in the Corner in the terminal against agents. Enter a move by its number or
     its text (7H>E, N>E, stop); 'help' explains, 'quit' or end of input stops. The game
-    records are saved and their path printed."""
+    records are saved and their path printed. At a round's end (in a terminal) it offers
+    the analysis of your decisions and luck (kc-sim analyse)."""
     # lazy: kc_sim.ui loads the compiled core, which kc-sim --help does not need
     from kc_sim.ui.terminal import play_session
 
@@ -48,7 +52,10 @@ def play(
     if len(names) < 2:
         raise UserError(f"bad --agents {agents!r}: name one player per seat, at least two "
                         "(e.g. --agents human,greedy)")
-    play_session(names, rules=rules, seed=seed, match=match, out=out, input_fn=input, echo=typer.echo)
+    if analyse is None:
+        analyse = "ask" if _interactive() and any(n.lower() == "human" for n in names) else "no"
+    play_session(names, rules=rules, seed=seed, match=match, out=out, input_fn=input, echo=typer.echo,
+                 analyse=analyse)
 
 
 def replay(

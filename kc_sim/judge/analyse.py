@@ -21,11 +21,12 @@ from kc_sim.core.rng import derive
 from kc_sim.errors import UserError
 from kc_sim.judge.decisions import BATCH, EQUAL_WITHIN, judge_decision
 from kc_sim.judge.luck import deal_luck, draw_luck
-from kc_sim.judge.positions import read_checked, replay
+from kc_sim.judge.positions import check_one, read_checked, replay
 from kc_sim.judge.settings import DEFAULT_BUDGET, DEFAULT_EVALUATOR, LABELS, MAX_BUDGET
 from kc_sim.play.agents.registry import load_agent
 
-__all__ = ["DEFAULT_BUDGET", "DEFAULT_EVALUATOR", "FORMAT", "analyse_file", "seat_summary"]
+__all__ = ["DEFAULT_BUDGET", "DEFAULT_EVALUATOR", "FORMAT", "analyse_file", "analyse_records", "check_records",
+           "seat_summary"]
 
 #: the report's format name (``--json``)
 FORMAT = "kc-sim/analysis/1"
@@ -114,30 +115,64 @@ def _totals(judged_by_seat: dict, rounds: list) -> dict:
     return out
 
 
-def analyse_file(path, *, rounds=None, seats=None, evaluator: str = DEFAULT_EVALUATOR, budget: int = DEFAULT_BUDGET,
-                 seed: int = 0, hindsight: bool = False, luck: bool = True,
-                 progress: Callable[[int], None] | None = None,
-                 on_round: Callable[[dict, float], None] | None = None) -> dict:
+def check_records(records) -> list[tuple[int, int, dict]]:
+    """``(index, line, record)`` for game record dicts given by a caller (``records``: dicts,
+    or ``(index, dict)`` pairs keeping their numbers in a larger source), each checked against
+    the reference as :func:`~kc_sim.judge.positions.read_checked` checks a file's: a record
+    that does not replay is a one-line UserError. ``line`` is the record's position from 1."""
+    out = []
+    for pos, item in enumerate(records):
+        i, rec = item if isinstance(item, tuple) else (pos, item)
+        if not isinstance(rec, dict):
+            raise UserError(f"record {i} is not a game record (a JSON object of kc-sim/game/1)")
+        out.append((int(i), pos + 1, check_one(rec, int(i), pos + 1, "records")))
+    if not out:
+        raise UserError("no game records to analyse")
+    return out
+
+
+def analyse_file(path, *, rounds=None, **options) -> dict:
     """The analysis of the records of ``path`` (``rounds``: record indices from 0, None:
-    all; ``seats``: seat numbers, None: all) as a report dict (``FORMAT``). ``progress(k)``
-    is called as k more decisions or draws are judged, ``on_round(report, seconds)`` as each
-    round is done."""
+    all) as a report dict (``FORMAT``); ``options`` as :func:`analyse_records`."""
+    if rounds is not None and min(rounds) < 0:
+        raise UserError(f"bad --round {min(rounds)}: records count from 0")
+    _check_options(options)
+    return _analyse(read_checked(path, rounds), str(path), **options)
+
+
+def analyse_records(records, *, source: str = "<records>", **options) -> dict:
+    """The analysis of game record dicts (``records``: dicts, or ``(index, dict)`` pairs;
+    :func:`check_records`) without a file: what ``kc-sim play``, the run analysis and the
+    report call. ``source`` names them in the report's ``file``; ``options`` as
+    :func:`_analyse` (seats, evaluator, budget, seed, hindsight, luck, progress, on_round)."""
+    _check_options(options)
+    return _analyse(check_records(records), source, **options)
+
+
+def _check_options(options: dict) -> None:
+    budget, seed, seats = options.get("budget", DEFAULT_BUDGET), options.get("seed", 0), options.get("seats")
     if not 1 <= budget <= MAX_BUDGET:
         raise UserError(f"bad --budget {budget}: expected 1 to {MAX_BUDGET} worlds")
     if not 0 <= seed < 1 << 63:
         raise UserError(f"bad --seed {seed}: expected 0 to 2**63 - 1")
-    if rounds is not None and min(rounds) < 0:
-        raise UserError(f"bad --round {min(rounds)}: records count from 0")
     if seats is not None and min(seats) < 0:
         raise UserError(f"bad --seat {min(seats)}: seats count from 0")
-    records = read_checked(path, rounds)
+
+
+def _analyse(records, source: str, *, seats=None, evaluator: str = DEFAULT_EVALUATOR, budget: int = DEFAULT_BUDGET,
+             seed: int = 0, hindsight: bool = False, luck: bool = True,
+             progress: Callable[[int], None] | None = None,
+             on_round: Callable[[dict, float], None] | None = None) -> dict:
+    """The analysis of checked ``(index, line, record)`` triples (``seats``: seat numbers,
+    None: all) as a report dict (``FORMAT``). ``progress(k)`` is called as k more decisions
+    or draws are judged, ``on_round(report, seconds)`` as each round is done."""
     name, policy = evaluator_policy(evaluator)
     replayed = [replay(i, n, rec) for i, n, rec in records]
     if seats is not None and all(max(seats) >= r.players for r in replayed):
         raise UserError(f"bad --seat {max(seats)}: the rounds have {replayed[0].players} seats, counted from 0")
     progress = progress or (lambda k: None)
     out = {
-        "format": FORMAT, "file": str(path), "evaluator": name, "view": "hindsight" if hindsight else "seat",
+        "format": FORMAT, "file": source, "evaluator": name, "view": "hindsight" if hindsight else "seat",
         "budget": budget, "batch": BATCH, "equal_within": EQUAL_WITHIN, "seed": seed,
         "labels": {label: least for label, least in LABELS}, "luck": luck, "rounds": [],
     }
@@ -154,4 +189,3 @@ def analyse_file(path, *, rounds=None, seats=None, evaluator: str = DEFAULT_EVAL
             by_seat.setdefault(s, []).extend(j for j in judged if j.seat == s)
     out["seats"] = _totals(by_seat, out["rounds"])
     return out
-

@@ -30,7 +30,7 @@ from kc_sim.play.seeing import start_position
 from kc_sim.records.check import check_record, iter_records, parse_record
 from kc_sim.records.untrusted import display_names
 
-__all__ = ["Decision", "Draw", "Replayed", "read_checked", "replay"]
+__all__ = ["Decision", "Draw", "Replayed", "check_one", "read_checked", "replay"]
 
 
 @dataclass
@@ -80,6 +80,19 @@ class Replayed:
     penalties: list[int] | None = None
 
 
+def check_one(rec: dict, i: int, n: int, where) -> dict:
+    """``rec`` once checked against the reference (record ``i``, line ``n`` of ``where``), or a
+    one-line UserError naming it. A round stopped early (kc-sim play quit mid-round:
+    ``result.end`` "unfinished") is checked as the checker checks a round a fault stopped:
+    every turn legal, the round not over."""
+    stopped = isinstance(rec.get("result"), dict) and rec["result"].get("end") == "unfinished"
+    problems = check_record({**rec, "fault": rec.get("fault")} if stopped else rec, i, n)
+    if problems:
+        raise UserError(f"{where}:{n}: record {i} is not a valid round ({problems[0].message}): check the file "
+                        "with kc-sim check")
+    return rec
+
+
 def read_checked(path, rounds=None) -> list[tuple[int, int, dict]]:
     """``(index, line, record)`` for the records of ``path`` chosen by ``rounds`` (indices
     counting from 0; None: every record), each checked against the reference. A file that
@@ -93,14 +106,7 @@ def read_checked(path, rounds=None) -> list[tuple[int, int, dict]]:
         count += 1
         if wanted is not None and i not in wanted:
             continue
-        # a round stopped early (kc-sim play quit mid-round: result.end "unfinished") is checked
-        # as the checker checks a round a fault stopped: every turn legal, the round not over
-        stopped = isinstance(rec.get("result"), dict) and rec["result"].get("end") == "unfinished"
-        problems = check_record({**rec, "fault": rec.get("fault")} if stopped else rec, i, n)
-        if problems:
-            raise UserError(f"{path}:{n}: record {i} is not a valid round ({problems[0].message}): check the file "
-                            "with kc-sim check")
-        out.append((i, n, rec))
+        out.append((i, n, check_one(rec, i, n, path)))
     if count == 0:
         raise UserError(f"{path}: no game records: expected a file of kc-sim/game/1 records (JSON Lines)")
     if wanted is not None and max(wanted) >= count:

@@ -11,7 +11,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["render"]
+__all__ = ["AGENT_HEADER", "agent_rows", "print_report", "render", "render_sample", "sample_header"]
 
 
 def _num(x, digits=1) -> str:
@@ -98,8 +98,57 @@ def render(report: dict) -> Group:
     return Group(*parts)
 
 
+#: the columns of the per-agent table of a sampled analysis
+AGENT_HEADER = ["agent", "rounds", "judged", "error rate [95% CI]", "loss per round", "accuracy %",
+                "blunders / mistakes / inaccuracies", "luck per round"]
+
+
+def _fig(fig, digits: int = 2, sign: str = "") -> str:
+    """``[mean, lo, hi]`` as ``m [lo, hi]`` (``-`` for none; the mean alone without bounds)."""
+    if fig is None or fig[0] is None:
+        return "-"
+    if fig[1] is None:
+        return f"{fig[0]:{sign}.{digits}f}"
+    return f"{fig[0]:{sign}.{digits}f} [{fig[1]:{sign}.{digits}f}, {fig[2]:{sign}.{digits}f}]"
+
+
+def agent_rows(report: dict) -> list[list[str]]:
+    """The per-agent rows (:data:`AGENT_HEADER`) of a sampled analysis, worst error rate first."""
+    def key(item):
+        er = item[1]["error_rate"]
+        return -(er[0] if er and er[0] is not None else -1.0)
+    rows = []
+    for name, a in sorted(report["agents"].items(), key=key):
+        lab = a["labels"]
+        rows.append([name, str(a["rounds"]), str(a["judged"]), _fig(a["error_rate"]), _fig(a["loss_per_round"], 1),
+                     _fig(a["accuracy"], 1), f"{lab['blunder']} / {lab['mistake']} / {lab['inaccuracy']}",
+                     _fig(a["luck"], 1, "+")])
+    return rows
+
+
+def sample_header(report: dict) -> str:
+    """One sentence: what was sampled and how it was judged."""
+    luck = "" if report["luck"] else "; luck not measured"
+    return (f"{report['sample']} of the {report['records']} saved rounds of {report['source']} drawn at random "
+            f"(seed {report['seed']}) and judged by {report['evaluator']} (its compiled policy plays every seat "
+            f"in the rollouts), at most {report['budget']} worlds per decision{luck}. Losses, error rates and luck "
+            "in points of win probability (0-100); 95% intervals clustered by round.")
+
+
+def render_sample(report: dict) -> Group:
+    """A sampled analysis as the per-agent table under its header."""
+    t = Table(title="per agent, every sampled round", title_justify="left")
+    for col in AGENT_HEADER:
+        t.add_column(col, justify="left" if col == "agent" else "right")
+    for row in agent_rows(report):
+        t.add_row(*row)
+    return Group(Text(sample_header(report)), t)
+
+
 def print_report(report: dict, file=None) -> None:
-    """Print :func:`render` to ``file`` (stdout), 120 columns when it is not a terminal."""
+    """Print the report (:func:`render`, or :func:`render_sample` for a sampled analysis) to
+    ``file`` (stdout), 120 columns when it is not a terminal."""
     out = file or sys.stdout
     width = shutil.get_terminal_size().columns if out.isatty() else 120
-    Console(file=out, highlight=False, width=width).print(render(report))
+    body = render_sample(report) if "agents" in report and "sample" in report else render(report)
+    Console(file=out, highlight=False, width=width).print(body)

@@ -70,8 +70,14 @@ def default_out_path(seed: int) -> Path:
     return DEFAULT_DIR / f"play-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}.jsonl"
 
 
+#: when the end of a round offers its analysis: ask, always (without asking) or never
+ANALYSE_CHOICES = ("ask", "yes", "no")
+#: worlds per decision of the end-of-round analysis (the judge's default)
+ANALYSE_BUDGET = 256
+
+
 class _Session:
-    def __init__(self, names, rules: RuleSet, seed: int, out: Path, input_fn, echo):
+    def __init__(self, names, rules: RuleSet, seed: int, out: Path, input_fn, echo, analyse: str = "no"):
         self.names = list(names)
         self.rules = rules
         self.seed = seed
@@ -84,6 +90,7 @@ class _Session:
         self.humans = [s for s, n in enumerate(self.names) if n == HUMAN]
         self.records: list[dict] = []
         self.match = False
+        self.analyse = analyse
 
     # labels
     def label(self, match_seat: int) -> str:
@@ -188,7 +195,34 @@ class _Session:
         pens = ", ".join(f"{labels[s]} {p}" for s, p in enumerate(g.penalties))
         how = f"{labels[g.winner]} went out" if g.winner is not None else "the round is blocked"
         self.echo(f"Round over: {how}. Penalties: {pens}.")
+        self.offer_analysis(rec, [s for s, m in enumerate(seat_map) if self.names[m] == HUMAN])
         return rec
+
+    def offer_analysis(self, rec: dict, seats: list[int]) -> None:
+        """At a round's end, as ``self.analyse`` says: ask whether to analyse it (end of input
+        is no), and on yes print the judge's tables of the human seats' decisions and luck
+        (every seat when no one is human)."""
+        if self.analyse == "no":
+            return
+        if self.analyse == "ask":
+            try:
+                answer = self.ask("Analyse this round? (takes a few seconds) [y/N] ").lower()
+            except _Quit:
+                return
+            if answer not in ("y", "yes"):
+                return
+        # lazy: the judge compiles its rollouts; a session that never analyses does not load it
+        import io
+
+        from kc_sim.judge.analyse import analyse_records
+        from kc_sim.judge.text import print_report
+
+        self.echo("Analysing: every legal action of each decision rolled out by the planner ...")
+        report = analyse_records([(len(self.records) - 1, rec)], source=str(self.out), seats=seats or None,
+                                 budget=ANALYSE_BUDGET)
+        buf = io.StringIO()
+        print_report(report, file=buf)
+        self.echo(buf.getvalue().rstrip())
 
     def _viewer(self, seat_map) -> int:
         for s, m in enumerate(seat_map):
@@ -259,12 +293,16 @@ class _Session:
 
 def play_session(agents, *, rules: str | RuleSet = "classic", seed: int | None = None, match: bool = False,
                  out: Path | str | None = None, input_fn: Callable[[str], str] = input,
-                 echo: Callable[[str], None] = print) -> PlaySummary:
+                 echo: Callable[[str], None] = print, analyse: str = "no") -> PlaySummary:
     """Play one round (or a whole match under the rules' match switch with ``match``) in
     the terminal. ``agents`` are names by seat; ``human`` marks a person (several people
     take turns at one keyboard). The round is dealt from ``seed`` (default: a random seed,
     printed); a match deals its rounds as ``kc-sim tournament --matches`` does. Records
-    go to ``out`` (default :func:`default_out_path`) after each round and on quitting."""
+    go to ``out`` (default :func:`default_out_path`) after each round and on quitting.
+    ``analyse`` (:data:`ANALYSE_CHOICES`): at each round's end, ask whether to analyse it
+    (``ask``), analyse it (``yes``) or not (``no``)."""
+    if analyse not in ANALYSE_CHOICES:
+        raise UserError(f"bad --analyse {analyse!r}: expected one of {', '.join(ANALYSE_CHOICES)}")
     names = [HUMAN if n.lower() == HUMAN else n for n in parse_agent_list(agents)]
     rules = parse_rules(rules)
     rules.check_players(len(names))
@@ -276,7 +314,7 @@ def play_session(agents, *, rules: str | RuleSet = "classic", seed: int | None =
     path = Path(out) if out is not None else default_out_path(seed)
     if path.exists() and path.is_dir():
         path = path / default_out_path(seed).name
-    session = _Session(names, rules, seed, path, input_fn, echo)
+    session = _Session(names, rules, seed, path, input_fn, echo, analyse)
     seats = ", ".join(f"seat {s} {session.label(s)}" + (f" ({display_text(session.names[s])})"
                                                          if session.names[s] != HUMAN
                                                          and session.label(s) != session.names[s] else "")

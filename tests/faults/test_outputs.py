@@ -204,6 +204,7 @@ MALFORMED = {
     "bench-agent --check": (["bench-agent", "{boom}", "--check", "--rounds", "20"], "boom in __init__"),
     "check": (["check", "{deep}"], "nested 100,000 deep"),
     "analyse": (["analyse", "{deep}"], "nested 100,000 deep"),
+    "analyse --sample": (["analyse", "{badrun}", "--sample", "2"], "no saved game records"),
     "replay": (["replay", "{deep}", "--no-pause"], "nested 100,000 deep"),
     "replay --html": (["replay", "{deep}", "--html", "{tmp}/p.html"], "nested 100,000 deep"),
     "render": (["render", "{deep}", "-o", "{tmp}/p.svg"], "nested 100,000 deep"),
