@@ -51,7 +51,8 @@ def judged_html(report: dict | None, why_not: str | None = None) -> list[str]:
     if report is None:
         return parts + [f'<p class="note">{esc(why_not or "not asked for")}</p>']
     parts += [f'<p class="note">{esc(sample_header(report))} Error rate: the mean loss per judged (non-forced) '
-              "decision; accuracy: the share of judged decisions not told apart from the best; luck: the "
+              "decision; accuracy: the share of judged decisions not told apart from the best; labels B/M/I: "
+              "blunders, mistakes and inaccuracies (losses of 12, 6 and 3 points or more); luck: the "
               "change of the agent's win chance caused by the cards (deal and draws) per round. Unlike win rates, "
               "these do not depend on who the opponents were (docs/analysis.md).</p>",
               table_html(AGENT_HEADER, agent_rows(report))]

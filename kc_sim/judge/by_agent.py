@@ -12,7 +12,8 @@ tens of rounds a sample holds, that correction swung the bounds far out of the f
 
 * ``error_rate``: the loss summed over the round / the judged decisions of the round;
 * ``loss_per_round``: the loss summed over the round / the seats the agent held in it;
-* ``accuracy``: the decisions not told apart from the best / the judged decisions (percent);
+* ``accuracy``: the decisions not told apart from the best / the judged decisions (percent;
+  its bounds kept within 0 and 100);
 * ``luck``: the luck (deal and draws) / the seats held (only when luck was measured).
 
 Label counts are totals. An agent in two seats of one round (self-play) contributes both
@@ -33,13 +34,16 @@ __all__ = ["agent_figures"]
 _FIELDS = ("loss", "judged", "good", "luck", "seats", "decisions", "won")
 
 
-def _interval(S, N, scale: float = 1.0) -> list | None:
+def _interval(S, N, scale: float = 1.0, share: bool = False) -> list | None:
     """``[mean, lo, hi]`` of the ratio of sums over rounds, rounded; None with no
-    observation; the bounds None with fewer than two rounds."""
+    observation; the bounds None with fewer than two rounds. A ``share`` (accuracy) has its
+    bounds kept within 0 and 1 (the t interval of a share near 1 reaches past it)."""
     S, N = np.asarray(S, float), np.asarray(N, float)
     if N.sum() <= 0:
         return None
     m, lo, hi = mean_from_sums(S, N, paired=True)
+    if share and not math.isnan(lo):
+        lo, hi = max(lo, 0.0), min(hi, 1.0)
     fix = (lambda x: None if x is None or math.isnan(x) else round(scale * x, 3))
     return [fix(m), fix(lo), fix(hi)]
 
@@ -83,7 +87,7 @@ def agent_figures(report: dict) -> dict:
             "judged": int(col["judged"].sum()), "wins": int(col["won"].sum()),
             "error_rate": _interval(col["loss"], col["judged"]),
             "loss_per_round": _interval(col["loss"], col["seats"]),
-            "accuracy": _interval(col["good"], col["judged"], 100.0),
+            "accuracy": _interval(col["good"], col["judged"], 100.0, share=True),
             "luck": _interval(col["luck"], col["seats"]) if luck else None,
             "labels": {lab: int(sum(x[lab] for x in r)) for lab, _ in LABELS},
         }

@@ -99,8 +99,8 @@ def render(report: dict) -> Group:
 
 
 #: the columns of the per-agent table of a sampled analysis
-AGENT_HEADER = ["agent", "rounds", "judged", "error rate [95% CI]", "loss per round", "accuracy %",
-                "blunders / mistakes / inaccuracies", "luck per round"]
+AGENT_HEADER = ["agent", "rounds", "judged", "error rate", "loss per round", "accuracy %", "labels B/M/I",
+                "luck per round"]
 
 
 def _fig(fig, digits: int = 2, sign: str = "") -> str:
@@ -121,7 +121,7 @@ def agent_rows(report: dict) -> list[list[str]]:
     for name, a in sorted(report["agents"].items(), key=key):
         lab = a["labels"]
         rows.append([name, str(a["rounds"]), str(a["judged"]), _fig(a["error_rate"]), _fig(a["loss_per_round"], 1),
-                     _fig(a["accuracy"], 1), f"{lab['blunder']} / {lab['mistake']} / {lab['inaccuracy']}",
+                     _fig(a["accuracy"], 1), f"{lab['blunder']}/{lab['mistake']}/{lab['inaccuracy']}",
                      _fig(a["luck"], 1, "+")])
     return rows
 
@@ -137,9 +137,10 @@ def sample_header(report: dict) -> str:
 
 def render_sample(report: dict) -> Group:
     """A sampled analysis as the per-agent table under its header."""
-    t = Table(title="per agent, every sampled round", title_justify="left")
+    t = Table(title="per agent, every sampled round, with 95% intervals (labels: blunders/mistakes/inaccuracies)",
+              title_justify="left", box=None, pad_edge=False)
     for col in AGENT_HEADER:
-        t.add_column(col, justify="left" if col == "agent" else "right")
+        t.add_column(col, justify="left" if col == "agent" else "right", no_wrap=True)
     for row in agent_rows(report):
         t.add_row(*row)
     return Group(Text(sample_header(report)), t)

@@ -135,6 +135,6 @@ def test_the_report_gains_the_agents_error_rates(run, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "2 of the 6 saved rounds" in r.stdout and "report written to" in r.stdout
     text = html.read_text()
-    assert "<h2>Decision analysis</h2>" in text and "error rate [95% CI]" in text and "judged by planner" in text
+    assert "<h2>Decision analysis</h2>" in text and "<th>error rate</th>" in text and "judged by planner" in text
     r = kc_sim("report", run, "--replays", "0", "-o", html)
     assert r.returncode == 0 and "Decision analysis" not in html.read_text()
