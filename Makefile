@@ -66,7 +66,7 @@ notebook: $(BIN)/jupyter-lab
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 bench: $(BIN)/pytest
-	$(BIN)/kc-sim bench --cold --agents --tournament --env
+	$(BIN)/kc-sim bench --cold --agents --tournament --env --judge
 
 lock: $(BIN)/pytest
 	$(PIP) pip-tools
