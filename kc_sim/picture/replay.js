@@ -176,7 +176,9 @@
     o.push('<span class="kc-key"><span class="kc-sw blunder"></span>blunder \u2265 ' + ev.labels.blunder + '</span>',
       '<span class="kc-key"><span class="kc-sw mistake"></span>mistake \u2265 ' + ev.labels.mistake + '</span>',
       '<span class="kc-key"><span class="kc-sw inaccuracy"></span>inaccuracy \u2265 ' + ev.labels.inaccuracy + ' points</span>',
-      '<span class="kc-key">\u25b2\u25bc luck of a draw (hollow: not told apart from 0)</span>');
+      '<span class="kc-key">\u25cb a judged decision, not labelled</span>');
+    if (ev.points.some(function (p) { return p.kind === "draw"; }))
+      o.push('<span class="kc-key">\u25b2\u25bc luck of a draw (hollow: not told apart from 0)</span>');
     return o.join(" ");
   }
   // the judged decision and the draws at one step, as text and as the board's marks
