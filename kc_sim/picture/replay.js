@@ -4,7 +4,7 @@
 // kc_sim.picture.svg, steps through a round, and, when the round was judged (kc-sim analyse),
 // draws the evaluation graph and the best alternative of each judged decision on the board.
 // Every text from a record is escaped (esc) or set with textContent; nothing is evaluated.
-// __GEOMETRY__ and __GLYPHS__ are put in by Python (replay_page.replay_script).
+// The geometry G and the suits GLYPH below are put in by Python (replay_page.replay_script).
 (function () {
   "use strict";
   var G = __GEOMETRY__, GLYPH = __GLYPHS__, PILES = ["N", "E", "S", "W", "NE", "SE", "SW", "NW"];
