@@ -81,7 +81,8 @@ def replay(
 ):
     """Step through a recorded round turn by turn with the table picture of kc-sim play, and
     check that it ends with the recorded result (exit 1 if it does not). With --html, write
-    a browser replay instead."""
+    a browser replay instead; with --analyse too, the round judged on it (evaluation graph,
+    each decision's best action on the board: docs/analysis.md)."""
     # lazy: see play
     from kc_sim.ui.replay import run_replay, write_replay_html
 
