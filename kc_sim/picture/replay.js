@@ -187,6 +187,8 @@
     ev.points.forEach(function (p) {
       if (p.step !== step) return;
       if (p.kind === "decision") dec = p;
+      else if (p.kind === "deal") lines.push("seat " + p.seat + " (" + name(doc, p.seat) + ") was dealt a hand worth a win " +
+        "probability of " + fix1(p.win) + "%: luck " + signed(p.luck) + " points [" + fix1(p.luck_ci[0]) + ", " + fix1(p.luck_ci[1]) + "].");
       else if (p.kind === "draw") lines.push("seat " + p.seat + " (" + name(doc, p.seat) + ") drew " + (p.card || "a card") +
         ": luck " + signed(p.luck) + " points [" + fix1(p.luck_ci[0]) + ", " + fix1(p.luck_ci[1]) + "], win " + fix1(p.win) + "%.");
     });
@@ -290,6 +292,7 @@
     if (ev) {
       q('[data-act="prevlab"]').onclick = function () { me.jump(-1); };
       q('[data-act="nextlab"]').onclick = function () { me.jump(1); };
+      q('[data-act="prevlab"]').disabled = q('[data-act="nextlab"]').disabled = !labelled.length;
     }
     turnBox.addEventListener("keydown", function (e) { if (e.key === "Enter") { me.go(turnBox.value); e.preventDefault(); } });
     hands.onchange = function () { me.show(me.step); };
