@@ -86,6 +86,9 @@ def test_the_page_has_a_graph_with_one_point_per_judged_decision(browser, judged
     from selenium.webdriver.common.by import By
 
     _, report, page = judged
+    text = page.read_text(encoding="utf-8")                 # self-contained: nothing fetched
+    assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", text)
+    assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in text
     browser.get(page.as_uri())
     viewers = browser.find_elements(By.CSS_SELECTOR, "div.kc-replay")
     assert [v.get_attribute("id") for v in viewers] == ["round-0", "round-1"]
