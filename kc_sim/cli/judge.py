@@ -44,9 +44,15 @@ def analyse(
     luck: Annotated[bool, typer.Option("--luck/--no-luck", help="measure the luck of the deal and of every draw")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (kc-sim/analysis/1) instead of "
                                           "tables")] = False,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="also write one self-contained HTML page: a replay per judged round with its evaluation "
+        "graph (win probability of each judged seat along the round, decisions marked by label, draws by luck) "
+        "and each judged decision's best action drawn on the board")] = None,
 ):
     if seen not in ("seat", "all"):
         raise UserError(f"bad --seen {seen!r}: expected 'seat' (what each seat knew) or 'all' (every card known)")
+    if out is not None and out.is_dir():
+        raise UserError(f"bad --out {out}: a folder; give the HTML file to write")
     # lazy: numba and the compiled core; kc-sim --help must not load them
     from kc_sim.judge.analyse import analyse_file
 
@@ -55,10 +61,17 @@ def analyse(
                           on_round=_say_round if sys.stderr.isatty() else None)
     if as_json:
         typer.echo(json.dumps(report))
-        return
-    from kc_sim.judge.text import print_report  # lazy: rich
+    else:
+        from kc_sim.judge.text import print_report  # lazy: rich
 
-    print_report(report)
+        print_report(report)
+    if out is not None:
+        from kc_sim.ui.judged import write_analysis_html
+
+        path, n = write_analysis_html(file, report, out)
+        # on stderr under --json: stdout holds the one JSON object
+        typer.echo(f"analysis page written to {path}: {n} round(s), a replay with its evaluation graph each",
+                   err=as_json)
 
 
 analyse.__doc__ = (

@@ -37,12 +37,14 @@ SECURITY_HEADERS = {
 
 @dataclass(frozen=True)
 class Limits:
-    """How many games may be open at once (all clients, and per client address), and after
-    how many seconds untouched a game is dropped."""
+    """How many games may be open at once (all clients, and per client address), after how
+    many seconds untouched a game is dropped, and at most how many worlds the analysis of a
+    finished round spends per decision (:mod:`kc_sim.serve.review`)."""
 
     max_games: int = 200
     max_games_per_client: int = 20
     idle_seconds: float = 30 * 60
+    analysis_budget: int = 128
 
 
 def clean_name(text, reserved=()) -> str:
