@@ -149,9 +149,9 @@ def the_round_reviewed(drv, server):
     if len(a["costliest"]) > 1:
         drv.find_elements(By.CSS_SELECTOR, "#analysis button.costly")[1].click()
         assert drv.execute_script(REVIEW_JS)["step"] == a["costliest"][1]["step"]
-    # (the server's own board SVG carries a <style> element the CSP blocks, harmlessly: app.css has it)
-    csp = [e for e in drv.get_log("browser") if "replay.js" in e.get("message", "")]
-    assert not csp, csp
+    # nothing refused or failed: the board SVG's own <style> element is allowed by its hash
+    logged = [e for e in drv.get_log("browser") if e.get("level") == "SEVERE"]
+    assert not logged, logged
 
 
 def test_an_illegal_move_is_explained(browser, page_server):  # noqa: F811
