@@ -48,7 +48,7 @@ test: $(BIN)/pytest browser
 	$(BIN)/deptry .
 	$(BIN)/lint-imports
 	$(BIN)/ruff check --select F kc_sim agents tests experiments
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 --dist worksteal --durations=25 -q
 
 # The same suite in another user's environment (CI runs both): numba's cache where
 # NUMBA_CACHE_DIR says, HOME an empty folder, no terminal type, the C locale. A test that
@@ -56,7 +56,7 @@ test: $(BIN)/pytest browser
 ELSEWHERE := $(CURDIR)/.elsewhere
 test-elsewhere: $(BIN)/pytest browser
 	rm -rf $(ELSEWHERE)/home && mkdir -p $(ELSEWHERE)/home
-	HOME=$(ELSEWHERE)/home NUMBA_CACHE_DIR=$(ELSEWHERE)/numba TERM=dumb LC_ALL=C $(BIN)/python -m pytest -n 2 -q
+	HOME=$(ELSEWHERE)/home NUMBA_CACHE_DIR=$(ELSEWHERE)/numba TERM=dumb LC_ALL=C $(BIN)/python -m pytest -n 2 --dist worksteal --durations=25 -q
 
 $(BIN)/jupyter-lab: $(BIN)/pytest
 	$(PIP) -e ".[test,rl,train,openspiel,notebook]"
@@ -66,7 +66,7 @@ notebook: $(BIN)/jupyter-lab
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 bench: $(BIN)/pytest
-	$(BIN)/kc-sim bench --cold --agents --tournament --env
+	$(BIN)/kc-sim bench --cold --agents --tournament --env --judge
 
 lock: $(BIN)/pytest
 	$(PIP) pip-tools

@@ -154,7 +154,7 @@ def start_seconds(cache_dir: str | None = None) -> float:
 
 
 def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, agents: bool = False,
-              tournament: bool = False, scale=None, env: bool = False) -> dict:
+              tournament: bool = False, scale=None, env: bool = False, judge: bool = False) -> dict:
     """All figures as one flat dict (what ``kc-sim bench --json`` prints, with ``targets``:
     :func:`kc_sim.bench.targets.check` of them)."""
     rules = parse_rules("classic")
@@ -188,6 +188,11 @@ def run_bench(rounds: int = 400_000, seconds: float = 3.0, cold: bool = False, a
         probes.take()
     if tournament:
         figures.update({k: round(v, 3) if isinstance(v, float) else v for k, v in bench_tournament().items()})
+        probes.take()
+    if judge:
+        from kc_sim.bench.judge import judge_figures  # lazy: the judge's kernels compile on first use
+
+        figures.update(judge_figures())
         probes.take()
     if scale:
         figures.update(run_scale(scale))

@@ -42,6 +42,7 @@ TARGETS = (
     Target("sampler_vs_core", False, 300, "sampler 2p: its cost per decision in core decisions (greedy's)"),
     Target("python_vs_compiled", True, 0.05, "trivial Python agent 4p: its rounds/s vs the compiled random's"),
     Target("vector_vs_aec", True, 120, "batched env vs the PettingZoo AEC env, same run"),
+    Target("judge_rollouts_vs_core", True, 0.5, "planner 2p: kc-sim analyse's rollouts vs the core loop, rounds/s"),
 )
 
 

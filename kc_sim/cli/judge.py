@@ -48,9 +48,15 @@ def analyse(
     luck: Annotated[bool, typer.Option("--luck/--no-luck", help="measure the luck of the deal and of every draw")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (kc-sim/analysis/1) instead of "
                                           "tables")] = False,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="also write one self-contained HTML page: a replay per judged round with its evaluation "
+        "graph (win probability of each judged seat along the round, decisions marked by label, draws by luck) "
+        "and each judged decision's best action drawn on the board")] = None,
 ):
     if seen not in ("seat", "all"):
         raise UserError(f"bad --seen {seen!r}: expected 'seat' (what each seat knew) or 'all' (every card known)")
+    if out is not None and out.is_dir():
+        raise UserError(f"bad --out {out}: a folder; give the HTML file to write")
     if sample is not None and rounds:
         raise UserError("bad --round with --sample: --sample draws the rounds itself; give one or the other")
     if sample is not None and sample < 1:
@@ -58,24 +64,32 @@ def analyse(
     options = dict(seats=seats or None, evaluator=evaluator, budget=budget, seed=seed, hindsight=seen == "all",
                    luck=luck, on_round=_say_round if sys.stderr.isatty() else None)
     # lazy: numba and the compiled core; kc-sim --help must not load them
+    records = file
     if file.is_dir():
-        from kc_sim.analysis.judged import analyse_run
+        from kc_sim.analysis.judged import run_records
 
-        report = analyse_run(file, sample, **options)
-    elif sample is not None:
+        records = run_records(file)
+    if sample is not None or file.is_dir():
         from kc_sim.judge.sample import analyse_sample
 
-        report = analyse_sample(file, sample, **options)
+        report = analyse_sample(records, sample, source=str(file), **options)
     else:
         from kc_sim.judge.analyse import analyse_file
 
         report = analyse_file(file, rounds=rounds or None, **options)
     if as_json:
         typer.echo(json.dumps(report))
-        return
-    from kc_sim.judge.text import print_report  # lazy: rich
+    else:
+        from kc_sim.judge.text import print_report  # lazy: rich
 
-    print_report(report)
+        print_report(report)
+    if out is not None:
+        from kc_sim.ui.judged import write_analysis_html
+
+        path, n = write_analysis_html(records, report, out)
+        # on stderr under --json: stdout holds the one JSON object
+        typer.echo(f"analysis page written to {path}: {n} round(s), a replay with its evaluation graph each",
+                   err=as_json)
 
 
 analyse.__doc__ = (

@@ -14,6 +14,7 @@ import typer
 
 from kc_sim.cli.options import RulesOpt
 from kc_sim.errors import UserError
+from kc_sim.judge.settings import DEFAULT_BUDGET
 from kc_sim.play.agents.names import parse_agent_list
 
 __all__ = ["play", "replay", "render"]
@@ -58,6 +59,16 @@ def play(
                  analyse=analyse)
 
 
+def _judge(budget: int):
+    """``write_replay_html``'s judge: the round analysed with the defaults of kc-sim analyse."""
+    def judge(path, k):
+        from kc_sim.judge.analyse import analyse_file   # lazy: numba
+        from kc_sim.ui.judged import judged_round
+
+        return judged_round(analyse_file(path, rounds=[k], budget=budget))
+    return judge
+
+
 def replay(
     file: Annotated[Path, typer.Argument(help="game records (JSON Lines), e.g. from kc-sim play or kc-sim record")],
     round: Annotated[int, typer.Option(
@@ -69,15 +80,23 @@ def replay(
     html: Annotated[Optional[Path], typer.Option(
         "--html", help="write the round as one self-contained HTML page to step through in a browser "
         "(works offline, opened from disk) instead of replaying it here")] = None,
+    analyse: Annotated[bool, typer.Option(
+        "--analyse", help="with --html: judge the round first (kc-sim analyse: every seat's decisions and luck) and "
+        "draw its evaluation graph and each decision's best action on the page")] = False,
+    budget: Annotated[int, typer.Option(
+        "--budget", help="with --analyse: most worlds per decision and per luck value")] = DEFAULT_BUDGET,
 ):
     """Step through a recorded round turn by turn with the table picture of kc-sim play, and
     check that it ends with the recorded result (exit 1 if it does not). With --html, write
-    a browser replay instead."""
+    a browser replay instead; with --analyse too, the round judged on it (evaluation graph,
+    each decision's best action on the board: docs/analysis.md)."""
     # lazy: see play
     from kc_sim.ui.replay import run_replay, write_replay_html
 
+    if analyse and html is None:
+        raise UserError("--analyse draws the analysis on the replay page: give --html OUT.html too")
     if html is not None:
-        path, doc = write_replay_html(file, round, html)
+        path, doc = write_replay_html(file, round, html, judge=_judge(budget) if analyse else None)
         typer.echo(f"replay page written to {path}: {len(doc['turn_starts'])} turns, "
                    f"{len(doc['steps']) - 1} decisions; {doc['result']}")
         if doc["matches"] is False:

@@ -143,6 +143,9 @@ def bench(
         "--scale-rounds", help="comma-separated tournament sizes for --scale")] = "1500000,9000000",
     env: Annotated[bool, typer.Option(
         "--env", help="also time the batched environment against the PettingZoo one (needs kc-sim[rl], ~10 s)")] = False,
+    judge: Annotated[bool, typer.Option(
+        "--judge", help="also time kc-sim analyse: its rollouts against the core (the same policy, in turns) and "
+        "the seconds to judge a 2-player round to +-1 point at every decision (~1 min)")] = False,
 ):
     """Measure rounds per second: compiled core vs the reference (random play, classic, 4 players, one core);
     the targets judge ratios measured side by side only."""
@@ -158,7 +161,7 @@ def bench(
     from kc_sim.bench.core import run_bench
 
     figures = run_bench(rounds=rounds, seconds=seconds, cold=cold, agents=agents, tournament=tournament,
-                        scale=sizes if scale else None, env=env)
+                        scale=sizes if scale else None, env=env, judge=judge)
     rows = bench_targets.check(figures)
     if as_json:
         typer.echo(json.dumps({**figures, "targets": rows}))

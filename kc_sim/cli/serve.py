@@ -17,6 +17,7 @@ import typer
 
 from kc_sim.errors import UserError, os_error_text
 from kc_sim.play.agents.names import parse_agent_list
+from kc_sim.serve.limits import Limits
 
 __all__ = ["serve", "bench_serve", "DEFAULT_AGENTS"]
 
@@ -79,6 +80,9 @@ def serve(
         "--max-games-per-client", help="most games open at once from one client address")] = 20,
     idle_minutes: Annotated[float, typer.Option(
         "--idle-minutes", help="a game untouched this long is dropped (its finished rounds stay saved)")] = 30.0,
+    analysis_budget: Annotated[int, typer.Option(
+        "--analysis-budget", help="most worlds per decision when a finished round is judged for the player "
+        "(fewer: a quicker, rougher analysis)")] = Limits.analysis_budget,
 ):
     """Play Kings in the Corner against kc-sim's agents in a browser: a local web app with a
     JSON API under /api (docs/serve.md). Every finished round is saved as a game record."""
@@ -89,6 +93,8 @@ def serve(
         raise UserError("bad --agents: name at least one agent")
     if max_games < 1 or max_games_per_client < 1 or idle_minutes <= 0:
         raise UserError("bad --max-games, --max-games-per-client or --idle-minutes: expected positive numbers")
+    if not 1 <= analysis_budget <= 100_000:
+        raise UserError(f"bad --analysis-budget {analysis_budget}: expected 1 to 100000 worlds")
     specs = {}
     for n in names:
         if n.lower() == "human":
@@ -100,7 +106,6 @@ def serve(
 
     from kc_sim.game.rules import parse_rules
     from kc_sim.serve.app import create_app
-    from kc_sim.serve.limits import Limits
     from kc_sim.serve.session import warm_up
     from kc_sim.serve.storage import RecordStore
 
@@ -115,7 +120,7 @@ def serve(
     typer.echo(f"kc-sim serve: loading {', '.join(specs)}...")
     warm_up(list(specs.values()), parse_rules("classic"))
     app = create_app(specs, store, Limits(max_games=max_games, max_games_per_client=max_games_per_client,
-                                                idle_seconds=idle_minutes * 60))
+                                                idle_seconds=idle_minutes * 60, analysis_budget=analysis_budget))
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     url = f"http://{shown}:{bound_port}/"

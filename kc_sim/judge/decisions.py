@@ -160,11 +160,21 @@ def _done(win: np.ndarray, best: int, chosen_i: int) -> bool:
     return (hi - lo) / 2 < EQUAL_WITHIN or (lo > 0 and win.shape[0] >= MIN_WORLDS)
 
 
-def judge_decision(dec, policy, *, seed: int, budget: int, hindsight: bool = False, batch: int = BATCH) -> Judged:
+def _precise(win: np.ndarray, chosen_i: int, within: float) -> bool:
+    """The precision rule: the cross-fitted loss of the action played is known within
+    ``within`` points either side (95%)."""
+    _, lo, hi = cross_fitted_loss(win, chosen_i)
+    return win.shape[1] < 2 or (hi - lo) / 2 <= within
+
+
+def judge_decision(dec, policy, *, seed: int, budget: int, hindsight: bool = False, batch: int = BATCH,
+                   within: float | None = None) -> Judged:
     """Judge one :class:`~kc_sim.judge.positions.Decision` with the evaluator's compiled
     ``policy``: worlds dealt from ``seed`` (the same for every candidate), at most ``budget``
     of them; ``hindsight``: every card known (one world, the real one; only the policies'
-    random numbers differ)."""
+    random numbers differ). ``within``: instead of the stopping rule, spend worlds until the
+    loss of the action played is known within that many points either side (the precision
+    ``kc-sim bench --judge`` times), or the budget is spent."""
     out = Judged(dec.seat, dec.turn, dec.index, dec.chosen, dec.forced)
     if dec.forced:
         out.best = dec.chosen
@@ -188,7 +198,8 @@ def judge_decision(dec, policy, *, seed: int, budget: int, hindsight: bool = Fal
         pens.append(pen)
         n += count
         best, rows = _summarise(actions, np.concatenate(wins), np.concatenate(pens), chosen_i)
-        if _done(np.concatenate(wins), best, chosen_i):
+        so_far = np.concatenate(wins)
+        if _precise(so_far, chosen_i, within) if within is not None else _done(so_far, best, chosen_i):
             out.settled = True
             break
     out.worlds, out.best, out.candidates = n, int(actions[best]), rows

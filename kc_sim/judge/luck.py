@@ -44,11 +44,13 @@ class Luck:
     lo: float
     hi: float
     worlds: int
+    step: int = 0              # the replay step right after the card came (0: the deal)
 
     def as_dict(self) -> dict:
         return {"seat": self.seat, "turn": None if self.turn is None else self.turn + 1, "card": None if self.card is None else card_text(self.card),
                 "before": round(self.before, 3), "after": round(self.after, 3), "luck": round(self.luck, 3),
-                "luck_ci": [round(self.lo, 3), round(self.hi, 3)], "worlds": self.worlds}
+                "luck_ci": [round(self.lo, 3), round(self.hi, 3)], "worlds": self.worlds,
+                "step": self.step}
 
 
 def value(st, seat, mode, policy, seed, worlds, card=-1):
@@ -60,16 +62,16 @@ def value(st, seat, mode, policy, seed, worlds, card=-1):
     return win, pen
 
 
-def _luck(seat, turn, card, before, after, worlds) -> Luck:
+def _luck(seat, turn, card, before, after, worlds, step=0) -> Luck:
     m, lo, hi = paired((after - before) * 100.0)
-    return Luck(seat, turn, card, float(before.mean()) * 100.0, float(after.mean()) * 100.0, m, lo, hi, worlds)
+    return Luck(seat, turn, card, float(before.mean()) * 100.0, float(after.mean()) * 100.0, m, lo, hi, worlds, step)
 
 
 def draw_luck(draw, policy, *, seed: int, worlds: int) -> Luck:
     """The luck of one :class:`~kc_sim.judge.positions.Draw` to the seat that drew."""
     after, _ = value(draw.state, draw.seat, VIEW, policy, seed, worlds)
     before, _ = value(draw.state, draw.seat, REDRAW, policy, seed, worlds, draw.card)
-    return _luck(draw.seat, draw.turn, draw.card, before, after, worlds)
+    return _luck(draw.seat, draw.turn, draw.card, before, after, worlds, draw.step)
 
 
 def deal_luck(start, seat, policy, *, seed: int, worlds: int) -> Luck:

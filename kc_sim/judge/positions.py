@@ -53,12 +53,15 @@ class Decision:
 
 @dataclass
 class Draw:
-    """A card drawn by a seat, and the position right after it was drawn."""
+    """A card drawn by a seat, and the position right after it was drawn (``step``: that
+    position's number in the replay, :func:`kc_sim.play.seeing.replay_doc`'s ``steps``,
+    where step ``d`` is the position before decision ``d``)."""
 
     turn: int
     seat: int
     card: int
     state: np.ndarray
+    step: int = 0
 
 
 @dataclass
@@ -134,9 +137,9 @@ def replay(index: int, line: int, rec: dict) -> Replayed:
         k += 1
         _, drew = game.play(L.STOP)
         if draw_end and drew is not None:
-            out.draws.append(Draw(t, seat, drew, game.state.copy()))
+            out.draws.append(Draw(t, seat, drew, game.state.copy(), k))
         elif not draw_end and not game.over and game.drew is not None:
-            out.draws.append(Draw(t + 1, game.seat, game.drew, game.state.copy()))
+            out.draws.append(Draw(t + 1, game.seat, game.drew, game.state.copy(), k))
     if game.over:
         out.end, out.winner, out.penalties = game.end, game.winner, list(game.penalties)
     return out

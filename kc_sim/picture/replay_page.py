@@ -14,20 +14,33 @@ the seats not to act (the check box, key H). The last action is highlighted and 
 above the table; at the last decision the result is shown below it. Several viewers may
 share one page: keys go to the viewer last clicked or focused.
 
+With an evaluation (``kc-sim analyse -o OUT.html``, ``kc-sim replay --html --analyse``;
+:mod:`kc_sim.picture.evaluation`), the viewer also draws the evaluation graph (one SVG: each
+judged seat's win probability along the round, decisions marked by their label, draws by
+their luck; a click on a point goes to its step) and, at each judged decision, the best
+action and the action played on the board (arrows, highlighted cards and target) with the
+text ``best: 7H>E (+8.1 points)``. The script is :file:`replay.js` of this package, the one
+kc-sim serve serves too.
+
 DOM hooks (for tests and tools), inside each ``div.kc-replay``: ``data-step``/``data-steps``
 on the div, ``[data-role=board] svg`` with ``g.pile[data-pile][data-cards]``,
 ``g.hand[data-seat][data-cards][data-hidden][data-count]``, ``[data-role=stock][data-count]``,
-``[data-role=last]``, ``[data-role=result]``, and buttons ``[data-act=first|prev|next|last|go]``.
+``[data-role=last]``, ``[data-role=result]``, and buttons ``[data-act=first|prev|next|last|go]``;
+with an evaluation: ``data-judged`` on the div, ``[data-role=graph] svg`` with
+``g.kc-pt[data-kind=decision|draw|deal][data-step][data-seat][data-label]``, the board's
+``g.card.kc-best``/``.kc-played``, ``g.pile.kc-best-to``, ``[data-role=best]`` (the text on
+the board), ``[data-role=judge]`` (the decision in words), buttons ``[data-act=prevlab|nextlab]``.
 """
 
 from __future__ import annotations
 
 import html
+import importlib.resources
 import json
 
 from kc_sim.picture.svg import GEOMETRY, SUIT_GLYPH, SVG_CSS
 
-__all__ = ["replay_page", "replay_block", "json_for_script", "PAGE_CSS", "PAGE_SCRIPT"]
+__all__ = ["analysis_page", "replay_page", "replay_block", "json_for_script", "replay_script", "EVAL_CSS", "PAGE_CSS", "PAGE_SCRIPT"]
 
 PAGE_CSS = SVG_CSS + """
 .kc-replay{font-family:Helvetica,Arial,sans-serif;margin:0.8em 0;outline:none;max-width:100%;overflow-x:auto}
@@ -40,150 +53,41 @@ PAGE_CSS = SVG_CSS + """
 .kc-help{color:#666;font-size:12px}
 """
 
-#: draws a position (the dict of kc_sim.picture.svg) and runs the controls of every viewer
-PAGE_SCRIPT = r"""
-(function () {
-  "use strict";
-  var G = __GEOMETRY__, GLYPH = __GLYPHS__, PILES = ["N", "E", "S", "W", "NE", "SE", "SW", "NW"];
-  var PER_ROW = Math.floor((G.panel - 2 * G.pad - G.hw) / G.hstep) + 1;
-  function esc(s) {
-    return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-  }
-  function label(t) { return (t[0] === "T" ? "10" : t[0]) + (GLYPH[t[1]] || t[1]); }
-  function card(t, x, y, w, h, hot) {
-    var pc = "DH".indexOf(t[1]) >= 0 ? "red" : "blk", col = pc + (t[0] === "T" ? " ten" : ""), lab = esc(label(t));
-    return '<g class="card' + (hot ? ' last' : '') + '" data-card="' + esc(t) + '" transform="translate(' + x + ',' + y + ')">' +
-      '<rect class="face" width="' + w + '" height="' + h + '" rx="4"/>' +
-      '<text class="idx ' + col + '" x="3" y="13">' + lab + '</text>' +
-      '<text class="pip ' + pc + '" x="' + (w / 2) + '" y="' + (h / 2 + 7) + '" text-anchor="middle">' + (GLYPH[t[1]] || "") + '</text>' +
-      '<text class="idx ' + col + '" x="' + (w - 3) + '" y="' + (h - 4) + '" text-anchor="end">' + lab + '</text></g>';
-  }
-  function back(x, y, w, h) { return '<rect class="back" x="' + x + '" y="' + y + '" width="' + w + '" height="' + h + '" rx="4"/>'; }
-  function rows(hand) { return Math.max(1, Math.ceil((hand ? hand.length : 0) / PER_ROW)); }
-  function name(doc, s) { return doc.names && s < doc.names.length ? String(doc.names[s]) : "seat " + s; }
-  // the same picture as kc_sim.picture.svg.position_svg (show: "all" or null = the seat to act)
-  function draw(doc, pos, show) {
-    var cw = G.cw, ch = G.ch, tsz = G.table, top = G.top, cx = tsz / 2, cy = top + tsz / 2, px = tsz + G.pad;
-    var width = tsz + G.pad + G.panel, ph = G.pad, s, i;
-    for (s = 0; s < pos.hands.length; s++) ph += 24 + rows(pos.hands[s]) * (G.hh + 6) + 8;
-    var height = Math.max(top + tsz, top + ph) + G.pad;
-    var last = pos.last || {}, hot = last.cards || [], where = last.where;
-    var o = ['<svg xmlns="http://www.w3.org/2000/svg" class="kc" width="' + width + '" height="' + height +
-      '" viewBox="0 0 ' + width + ' ' + height + '" data-turn="' + pos.turn + '">',
-      '<rect class="bar" x="0" y="0" width="' + width + '" height="' + top + '"/>',
-      '<rect class="felt" x="0" y="' + top + '" width="' + tsz + '" height="' + (height - top) + '"/>',
-      '<text class="cap" x="10" y="18" data-role="status">' + esc(pos.status) + '</text>'];
-    if (last.text) {   // a drawn card is named only when its hand is shown
-      var hs = where && where.indexOf("hand ") === 0 ? +where.slice(5) : -1;
-      var seen = hs < 0 || show === "all" || (show === null && pos.seat === hs);
-      o.push('<text class="cap2" x="10" y="36" data-role="last">last: ' + esc(seen && last.full ? last.full : last.text) + '</text>');
-    }
-    o.push('<g data-role="stock" data-count="' + pos.stock + '">');
-    o.push(pos.stock ? back(cx - cw / 2, cy - ch / 2, cw, ch) :
-      '<rect class="empty" x="' + (cx - cw / 2) + '" y="' + (cy - ch / 2) + '" width="' + cw + '" height="' + ch + '" rx="4"/>');
-    o.push('<text class="cnt" x="' + cx + '" y="' + (cy + 6) + '" text-anchor="middle">' + pos.stock + '</text></g>');
-    for (var p = 0; p < 8; p++) {
-      var dx = G.dirs[p][0], dy = G.dirs[p][1], d = p < 4 ? G.side : G.corner;
-      var bx = cx + dx * d, by = cy + dy * d, pile = pos.piles[p], lx, ly;
-      o.push('<g class="pile" data-pile="' + PILES[p] + '" data-cards="' + pile.join(" ") + '">');
-      if (p < 4) { lx = cx + dx * (d - ch / 2 - 16); ly = cy + dy * (d - ch / 2 - 16); } else { lx = cx + dx * 62; ly = cy + dy * 62; }
-      if (p === 1 || p === 3) lx = cx + dx * (d - cw / 2 - 14);
-      o.push('<text class="lbl" x="' + lx + '" y="' + (ly + 4) + '" text-anchor="middle">' + PILES[p] + '</text>');
-      if (!pile.length) o.push('<rect class="empty" x="' + (bx - cw / 2) + '" y="' + (by - ch / 2) + '" width="' + cw + '" height="' + ch + '" rx="4"/>');
-      for (i = 0; i < pile.length; i++)
-        o.push(card(pile[i], bx + dx * G.step * i - cw / 2, by + dy * G.step * i - ch / 2, cw, ch, where === PILES[p] && hot.indexOf(pile[i]) >= 0));
-      o.push('</g>');
-    }
-    o.push('<rect class="panel" x="' + px + '" y="' + top + '" width="' + (G.panel - 1) + '" height="' + (height - top - 1) + '"/>');
-    var y = top + G.pad;
-    for (s = 0; s < pos.hands.length; s++) {
-      var hand = pos.hands[s], n = pos.sizes[s];
-      var shown = hand !== null && (show === "all" || (show === null && pos.seat === s));
-      var parts = ["seat " + s + " \u00b7 " + name(doc, s) + " \u00b7 " + n + " card" + (n !== 1 ? "s" : "")];
-      if (doc.scores && s < doc.scores.length) parts.push("score " + doc.scores[s]);
-      if (pos.penalties && s < pos.penalties.length) parts.push("penalty " + pos.penalties[s]);
-      if (doc.dealer === s) parts.push("dealer");
-      if (pos.seat === s) parts.push("\u25b6 to play");
-      o.push('<g class="hand" data-seat="' + s + '" data-count="' + n + '" data-hidden="' + (shown ? "false" : "true") +
-        '" data-cards="' + (shown ? hand.join(" ") : "") + '">');
-      o.push('<text class="seat' + (pos.seat === s ? ' tomove' : '') + '" x="' + (px + G.pad) + '" y="' + (y + 15) + '">' +
-        esc(parts.join(" \u00b7 ")) + '</text>');
-      y += 24;
-      if (shown) {
-        for (i = 0; i < hand.length; i++) {
-          var r = Math.floor(i / PER_ROW), k = i % PER_ROW;
-          o.push(card(hand[i], px + G.pad + k * G.hstep, y + r * (G.hh + 6), G.hw, G.hh, where === "hand " + s && hot.indexOf(hand[i]) >= 0));
-        }
-      } else {
-        for (i = 0; i < Math.min(n, PER_ROW); i++) o.push(back(px + G.pad + i * G.hstep, y, G.hw, G.hh));
-      }
-      y += rows(hand) * (G.hh + 6) + 8;
-      o.push('</g>');
-    }
-    o.push('</svg>');
-    return o.join("");
-  }
-  // one registry per page, whichever script element (a report, Jupyter outputs) starts it
-  var reg = window.kcReplays = window.kcReplays || {viewers: [], active: null, keys: false};
-  var viewers = reg.viewers;
-  function Viewer(el) {
-    var doc = JSON.parse(el.querySelector('script[data-role="doc"]').textContent);
-    var me = this, n = doc.steps.length, board = el.querySelector('[data-role="board"]');
-    var where = el.querySelector('[data-role="where"]'), result = el.querySelector('[data-role="result"]');
-    var hands = el.querySelector('[data-act="hands"]'), turnBox = el.querySelector('[data-act="turn"]');
-    this.step = 0;
-    this.show = function (i) {
-      me.step = Math.max(0, Math.min(n - 1, i));
-      var pos = doc.steps[me.step];
-      board.innerHTML = draw(doc, pos, hands.checked ? "all" : null);
-      el.setAttribute("data-step", me.step);
-      el.setAttribute("data-turn", pos.turn);
-      where.textContent = "decision " + me.step + " of " + (n - 1) + " \u00b7 turn " + pos.turn + " of " + doc.turn_starts.length;
-      if (document.activeElement !== turnBox) turnBox.value = pos.turn;   // the box follows, unless being typed in
-      result.hidden = me.step !== n - 1;
-    };
-    this.go = function (t) {
-      t = parseInt(t, 10);
-      if (isNaN(t)) return;
-      if (t > doc.turn_starts.length) me.show(n - 1); else me.show(doc.turn_starts[Math.max(1, t) - 1]);
-    };
-    this.toggle = function () { hands.checked = !hands.checked; me.show(me.step); };
-    el.querySelector('[data-act="first"]').onclick = function () { me.show(0); };
-    el.querySelector('[data-act="prev"]').onclick = function () { me.show(me.step - 1); };
-    el.querySelector('[data-act="next"]').onclick = function () { me.show(me.step + 1); };
-    el.querySelector('[data-act="last"]').onclick = function () { me.show(n - 1); };
-    el.querySelector('[data-act="go"]').onclick = function () { me.go(turnBox.value); };
-    turnBox.addEventListener("keydown", function (e) { if (e.key === "Enter") { me.go(turnBox.value); e.preventDefault(); } });
-    hands.onchange = function () { me.show(me.step); };
-    el.addEventListener("mousedown", function () { reg.active = me; });
-    el.addEventListener("focusin", function () { reg.active = me; });
-    el.setAttribute("data-steps", n);
-    this.show(0);
-  }
-  if (!reg.keys) document.addEventListener("keydown", function (e) {
-    var v = reg.active || viewers[0];
-    if (!v || (e.target && e.target.tagName === "INPUT" && e.target.type === "number")) return;
-    if (e.key === "ArrowRight") v.show(v.step + 1);
-    else if (e.key === "ArrowLeft") v.show(v.step - 1);
-    else if (e.key === "Home") v.show(0);
-    else if (e.key === "End") v.show(1e9);
-    else if (e.key === "h" || e.key === "H") v.toggle();
-    else return;
-    e.preventDefault();
-  });
-  reg.keys = true;
-  function start() {
-    var els = document.querySelectorAll("div.kc-replay");
-    for (var i = 0; i < els.length; i++) if (!els[i].kcViewer) { els[i].kcViewer = new Viewer(els[i]); viewers.push(els[i].kcViewer); }
-  }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start); else start();
-})();
+#: the marks of a judged decision on the board and the evaluation graph (shared with kc-sim serve)
+EVAL_CSS = """
+.kc .kc-best .face{stroke:#1b9e3e;stroke-width:4}.kc .kc-played .face{stroke:#d84315;stroke-width:3;stroke-dasharray:5 3}
+.kc .kc-best-to .empty,.kc .stock.kc-best .back,.kc .stock.kc-best .empty{stroke:#7CFC8A;stroke-width:3.5}
+.kc .kc-arrow line{stroke-width:4;stroke-linecap:round}.kc .kc-arrow.kc-best line{stroke:#7CFC8A}
+.kc .kc-arrow.kc-best polygon{fill:#7CFC8A}.kc .kc-arrow.kc-played line{stroke:#ffab91;stroke-dasharray:7 5}
+.kc .kc-arrow.kc-played polygon{fill:#ffab91}.kc .kc-besttext{font-size:16px;font-weight:bold;fill:#eaffea}
+.kc-eval{margin:0.3em 0;max-width:660px}.kc-graph{display:block;max-width:100%;height:auto;background:#fff}
+.kc-gbg{fill:#fafafa;stroke:#ccc}.kc-grid{stroke:#e4e4e4}.kc-gtxt{font:11px Helvetica,Arial,sans-serif;fill:#666}
+.kc-cursor{stroke:#555;stroke-width:1.5;stroke-dasharray:3 3}.kc-line{fill:none;stroke-width:2}
+.kc-pt{cursor:pointer}.kc-dot{fill:#fff;stroke-width:2}.kc-dot.inaccuracy,.kc-sw.inaccuracy{fill:#f9c80e;background:#f9c80e}
+.kc-dot.mistake,.kc-sw.mistake{fill:#f08a24;background:#f08a24}.kc-dot.blunder,.kc-sw.blunder{fill:#d62828;background:#d62828}
+.kc-luck{stroke-width:1.2}.kc-luck.good{fill:#2e7d32;stroke:#2e7d32}.kc-luck.bad{fill:#c62828;stroke:#c62828}
+.kc-luck.unsure{fill:#fff}
+.s0{stroke:#1f5fbf;color:#1f5fbf}.s1{stroke:#8e44ad;color:#8e44ad}.s2{stroke:#00897b;color:#00897b}
+.s3{stroke:#6d4c41;color:#6d4c41}.s4{stroke:#546e7a;color:#546e7a}.s5{stroke:#c2185b;color:#c2185b}
+.kc-legend{font-size:12px;color:#444;margin:0.2em 0}.kc-key{margin-right:0.9em;white-space:nowrap}
+.kc-sw{display:inline-block;width:0.8em;height:0.8em;border-radius:50%;margin-right:0.25em;vertical-align:-1px}
+.kc-judge{font-size:14px;margin:0.3em 0;padding:0.3em 0.5em;background:#eef6ee;border:1px solid #b9d8b9}
 """
 
+PAGE_CSS = PAGE_CSS + EVAL_CSS
 
-def _script() -> str:
+#: the viewer's script (:file:`replay.js`, package data): one file for this page and kc-sim serve
+PAGE_SCRIPT = importlib.resources.files("kc_sim.picture").joinpath("replay.js").read_text(encoding="utf-8")
+
+
+def replay_script() -> str:
+    """The viewer's script with the table's geometry put in (what a page inlines and kc-sim
+    serve serves as ``/static/replay.js``)."""
     return (PAGE_SCRIPT.replace("__GEOMETRY__", json.dumps(GEOMETRY))
             .replace("__GLYPHS__", json.dumps(SUIT_GLYPH)))
+
+
+_script = replay_script
 
 
 #: what JSON embedded in HTML escapes: ``<`` ``>`` ``&`` (so neither ``</script>`` nor ``<!--``
@@ -199,27 +103,20 @@ def json_for_script(doc) -> str:
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=True).translate(_HTML_JSON)
 
 
-def replay_block(doc: dict, uid: str, *, heading: str | None = None, hands: bool = True) -> str:
-    """One viewer (``<div class="kc-replay">``) for a replay document; the page that holds
-    it needs :data:`PAGE_CSS` and the script once (:func:`page_assets`). ``hands``: start
-    with every hand shown."""
+def replay_block(doc: dict, uid: str, *, heading: str | None = None, hands: bool = True,
+                 evaluation: dict | None = None) -> str:
+    """One viewer (``<div class="kc-replay">``) for a replay document, with the evaluation
+    graph and the judged decisions' best actions when ``evaluation`` (from
+    :func:`kc_sim.picture.evaluation.evaluation_data`) is given; the page that holds it needs
+    :data:`PAGE_CSS` and the script once (:func:`page_assets`). ``hands``: start with every
+    hand shown. The script builds the controls; the data rides in JSON script elements."""
     e = html.escape
     head = f'<div class="kc-title">{e(heading)}</div>' if heading else ""
-    n_turns = len(doc["turn_starts"])
+    judged = (f'<script type="application/json" data-role="eval">{json_for_script(evaluation)}</script>'
+              if evaluation is not None else "")
     return (
-        f'<div class="kc-replay" id="{e(uid)}" tabindex="0">{head}'
-        '<div class="kc-controls">'
-        '<button type="button" data-act="first" title="first decision (Home)">|&#x25C0; first</button>'
-        '<button type="button" data-act="prev" title="one decision back (Left arrow)">&#x25C0; back</button>'
-        '<button type="button" data-act="next" title="one decision forward (Right arrow)">next &#x25B6;</button>'
-        '<button type="button" data-act="last" title="last decision (End)">last &#x25B6;|</button>'
-        f'<label>turn <input type="number" data-act="turn" min="1" max="{n_turns + 1}" value="1"></label>'
-        '<button type="button" data-act="go">go</button>'
-        f'<label><input type="checkbox" data-act="hands"{" checked" if hands else ""}> show every hand (H)</label>'
-        '<span data-role="where"></span></div>'
-        '<div data-role="board"></div>'
-        f'<div class="kc-result" data-role="result" hidden>Result: {e(str(doc["result"]))}</div>'
-        f'<script type="application/json" data-role="doc">{json_for_script(doc)}</script></div>'
+        f'<div class="kc-replay" id="{e(uid)}" tabindex="0" data-hands="{"true" if hands else "false"}">{head}'
+        f'<script type="application/json" data-role="doc">{json_for_script(doc)}</script>{judged}</div>'
     )
 
 
@@ -229,17 +126,32 @@ def page_assets() -> str:
     return f"<style>{PAGE_CSS}</style><script>{_script()}</script>"
 
 
-def replay_page(doc: dict, *, title: str = "kc-sim replay") -> str:
-    """A whole HTML page with one viewer."""
+_KEYS = ("keys: Left/Right arrow step one decision, Home/End first/last, H hides or shows the other hands")
+_JUDGE_KEYS = "; L/P the next/previous labelled decision; click a point of the graph to go to its step"
+
+
+def _page(title: str, intro: str, blocks: str) -> str:
     e = html.escape
-    names = ", ".join(f"seat {s}: {n}" for s, n in enumerate(doc["names"]))
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{e(title)}</title><style>{PAGE_CSS}"
         "body{margin:1em;color:#222}</style></head><body>"
         f"<h1 style=\"font-size:1.3em\">{e(title)}</h1>"
-        f'<p class="kc-help">{e(names)} &middot; rules {e(doc["rules"])} &middot; '
-        "keys: Left/Right arrow step one decision, Home/End first/last, H hides or shows the other hands</p>"
-        + replay_block(doc, "replay") +
-        f"<script>{_script()}</script></body></html>"
+        f'<p class="kc-help">{intro}</p>' + blocks + f"<script>{_script()}</script></body></html>"
     )
+
+
+def replay_page(doc: dict, *, title: str = "kc-sim replay", evaluation: dict | None = None) -> str:
+    """A whole HTML page with one viewer (with the evaluation graph when ``evaluation`` is given)."""
+    e = html.escape
+    names = ", ".join(f"seat {s}: {n}" for s, n in enumerate(doc["names"]))
+    intro = f"{e(names)} &middot; rules {e(doc['rules'])} &middot; {_KEYS}" + (_JUDGE_KEYS if evaluation else "")
+    return _page(title, intro, replay_block(doc, "replay", evaluation=evaluation))
+
+
+def analysis_page(rounds: list, *, title: str, intro: str) -> str:
+    """A whole HTML page with one viewer per judged round: ``rounds`` lists ``(heading,
+    replay doc, evaluation)``; ``intro`` is plain text (escaped here)."""
+    blocks = "".join(replay_block(doc, f"round-{i}", heading=head, evaluation=ev)
+                     for i, (head, doc, ev) in enumerate(rounds))
+    return _page(title, html.escape(intro) + " &middot; " + _KEYS + _JUDGE_KEYS, blocks)

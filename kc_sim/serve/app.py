@@ -1,7 +1,7 @@
 """The ASGI app of ``kc-sim serve`` (FastAPI): the JSON API under ``/api``, which the page
 itself uses and any client can (its OpenAPI schema at ``/api/openapi.json``), and the page
-(``/``, its script and style under ``/static/``, files of this package: nothing from
-elsewhere).
+(``/``, its scripts and style under ``/static/``, files of this package: nothing from
+elsewhere; ``replay.js`` is the replay viewer of :mod:`kc_sim.picture.replay_page`).
 
 Every answer to a bad request is a 4xx with a one-line JSON body ``{"error": "..."}``: bad
 JSON or fields (422), a bad action or rule text (400), an unknown game (404), an action out
@@ -28,7 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from kc_sim.errors import UserError
 from kc_sim.game.rules import parse_rules
-from kc_sim.picture.svg import SVG_CSS
+from kc_sim.picture.replay_page import PAGE_CSS, replay_script
 from kc_sim.serve.games import GameTable, NoSuchGame, TooMany
 from kc_sim.serve.limits import MAX_BODY_BYTES, BodyLimit, Limits, SecurityHeaders, clean_name
 from kc_sim.serve.review import analysis_of
@@ -204,7 +204,8 @@ def _api(app: FastAPI, agents: dict, store: RecordStore, limits: Limits, table: 
 
     @app.get("/api/games/{gid}/rounds/{k}/analysis", summary="a finished round's analysis: your decisions judged")
     def round_analysis(gid: str, k: int):
-        return {"round": k, **analysis_of(table.get(gid), k, round_record(gid, k), analysing)}
+        return {"round": k, **analysis_of(table.get(gid), k, round_record(gid, k), analysing,
+                                            limits.analysis_budget)}
 
     @app.delete("/api/games/{gid}", summary="end a game")
     def end_game(gid: str):
@@ -213,8 +214,11 @@ def _api(app: FastAPI, agents: dict, store: RecordStore, limits: Limits, table: 
 
 
 def _page_routes(app: FastAPI) -> None:
-    """The page and its two files, read from this package once."""
-    page = {"index.html": _page("index.html"), "app.js": _page("app.js"), "app.css": SVG_CSS + _page("app.css")}
+    """The page and its files, read from this package once: the replay viewer's script and
+    style are the replay page's (kc_sim/picture/replay.js), so both pages draw a judged round
+    the same way."""
+    page = {"index.html": _page("index.html"), "app.js": _page("app.js"), "replay.js": replay_script(),
+            "app.css": PAGE_CSS + _page("app.css")}
 
     @app.get("/", include_in_schema=False)
     def index():
@@ -222,7 +226,7 @@ def _page_routes(app: FastAPI) -> None:
 
     @app.get("/static/{name}", include_in_schema=False)
     def static(name: str):
-        if name not in ("app.js", "app.css"):
+        if name not in ("app.js", "replay.js", "app.css"):
             raise StarletteHTTPException(404)
         kind = "text/javascript" if name.endswith(".js") else "text/css"
         return PlainTextResponse(page[name], media_type=f"{kind}; charset=utf-8")

@@ -10,8 +10,12 @@ served with a Content-Security-Policy that allows its own script and style files
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 from dataclasses import dataclass
+
+from kc_sim.picture.svg import SVG_CSS
 
 __all__ = ["Limits", "MAX_BODY_BYTES", "clean_name", "SECURITY_HEADERS", "BodyLimit", "SecurityHeaders", "HUMAN"]
 
@@ -24,9 +28,17 @@ NAME_LIMIT = 24
 
 _NAME_KEEP = re.compile(r"[^\w .'-]+", re.UNICODE)
 
-#: sent with every answer: only the server's own files run and style the page; no framing
+def _style_hash(text: str) -> str:
+    """The CSP source that allows one inline ``<style>`` element whose text is ``text``, and
+    no other (its SHA-256, base64)."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+#: sent with every answer: only the server's own files run and style the page, plus the one
+#: style element of the board's SVG (kc_sim.picture.svg, by its hash); no framing
 SECURITY_HEADERS = {
-    "content-security-policy": ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "content-security-policy": (f"default-src 'none'; script-src 'self'; style-src 'self' {_style_hash(SVG_CSS)}; "
+                                "img-src 'self' data:; "
                                 "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
@@ -37,12 +49,14 @@ SECURITY_HEADERS = {
 
 @dataclass(frozen=True)
 class Limits:
-    """How many games may be open at once (all clients, and per client address), and after
-    how many seconds untouched a game is dropped."""
+    """How many games may be open at once (all clients, and per client address), after how
+    many seconds untouched a game is dropped, and at most how many worlds the analysis of a
+    finished round spends per decision (:mod:`kc_sim.serve.review`)."""
 
     max_games: int = 200
     max_games_per_client: int = 20
     idle_seconds: float = 30 * 60
+    analysis_budget: int = 128
 
 
 def clean_name(text, reserved=()) -> str:

@@ -4,7 +4,8 @@ figures, :mod:`kc_sim.judge`): what the page shows after each round and
 
 The round's record is the server's own (made by the game, never sent by a client); it is
 judged for the human's seat only, without luck (the decisions are what a player can learn
-from; luck doubles the time), at :data:`BUDGET` worlds a decision, with the default
+from; luck doubles the time), at :data:`BUDGET` worlds a decision (``kc-sim serve
+--analysis-budget``), with the default
 evaluator. A round takes a few seconds of one core: the server judges one at a time and
 keeps each answer.
 """
@@ -17,35 +18,41 @@ import threading
 from pathlib import Path
 
 from kc_sim.judge.analyse import analyse_file
+from kc_sim.picture.evaluation import evaluation_data
+from kc_sim.play.seeing import replay_doc
+from kc_sim.serve.limits import Limits
 
 #: worlds per decision, at most (rollouts stop earlier once the best and the chosen are told apart)
-BUDGET = 128
+BUDGET = Limits.analysis_budget
 #: labelled decisions returned, costliest first
 MOST = 5
 
 
-def analyse_round(record: dict, seat: int) -> dict:
+def analyse_round(record: dict, seat: int, budget: int = BUDGET) -> dict:
     """The analysis of one finished round for ``seat``: the evaluator, the seat's error rate,
-    accuracy and label counts, and its costliest labelled decisions (what was played, the
-    better action, the loss in points of win probability with its 95% interval)."""
+    accuracy and label counts, its costliest labelled decisions (what was played, the
+    better action, the loss in points of win probability with its 95% interval, the replay
+    step), and what the page's replay viewer draws (kc_sim/picture/replay.js): the round's
+    replay document (``replay``) and the evaluation graph's data (``graph``)."""
     with tempfile.TemporaryDirectory(prefix="kc-sim-review-") as tmp:
         path = Path(tmp) / "round.jsonl"
         path.write_text(json.dumps(record) + "\n", encoding="utf-8")
-        report = analyse_file(path, seats=[seat], budget=BUDGET, luck=False)
+        report = analyse_file(path, seats=[seat], budget=budget, luck=False)
     rnd = report["rounds"][0]
     mine = rnd["seats"][str(seat)]
     labelled = sorted((d for d in rnd["decisions"] if d["seat"] == seat and d["label"]),
                       key=lambda d: -d["loss"])[:MOST]
     return {
-        "available": True, "evaluator": report["evaluator"], "seat": seat, "budget": BUDGET,
+        "available": True, "evaluator": report["evaluator"], "seat": seat, "budget": budget,
         "decisions": mine["decisions"], "forced": mine["forced"], "error_rate": mine["error_rate"],
         "accuracy": mine["accuracy"], "labels": mine["labels"],
-        "costliest": [{"turn": d["turn"], "played": d["chosen"], "better": d["best"], "loss": d["loss"],
-                       "loss_ci": d["loss_ci"], "label": d["label"]} for d in labelled],
+        "costliest": [{"turn": d["turn"], "step": d["decision"], "played": d["chosen"], "better": d["best"],
+                       "loss": d["loss"], "loss_ci": d["loss_ci"], "label": d["label"]} for d in labelled],
+        "graph": evaluation_data(report, rnd), "replay": replay_doc(record, where="the round"),
     }
 
 
-def analysis_of(game, k: int, record: dict, busy: threading.Lock) -> dict:
+def analysis_of(game, k: int, record: dict, busy: threading.Lock, budget: int = BUDGET) -> dict:
     """Round ``k`` of ``game`` (a :class:`~kc_sim.serve.session.TableGame`; ``record`` its
     record) judged for the human's seat: made once, under ``busy`` (one analysis at a time
     on the server), then kept in the game."""
@@ -53,7 +60,7 @@ def analysis_of(game, k: int, record: dict, busy: threading.Lock) -> dict:
         done, seat = game.analyses.get(k), game.your_seats[k]
     if done is None:
         with busy:
-            done = analyse_round(record, seat)
+            done = analyse_round(record, seat, budget)
         with game.lock:
             game.analyses[k] = done
     return done

@@ -33,7 +33,7 @@ from kc_sim.records.untrusted import display_names
 from kc_sim.ui.render import RULE, render_table
 
 __all__ = ["pick_record", "replay_record", "ReplayResult", "run_replay", "write_replay_html",
-           "write_position_svg"]
+           "write_position_svg", "write_text", "record_label"]
 
 
 @dataclass
@@ -153,7 +153,8 @@ def pick_record(path, k: int) -> tuple[int, dict, int]:
     return (*found, count)
 
 
-def _write_text(out, text: str):
+def write_text(out, text: str):
+    """Write ``text`` to the file ``out`` (its folder made; a folder given is a UserError)."""
     from pathlib import Path
 
     out = Path(out)
@@ -174,13 +175,16 @@ def record_label(rec: dict) -> str:
     return f"seed {rec['seed']}, {where}"
 
 
-def write_replay_html(path, k: int, out) -> tuple:
+def write_replay_html(path, k: int, out, judge=None) -> tuple:
     """Write the ``k``-th record of ``path`` as a self-contained replay page; returns
-    (path written, the replay document)."""
+    (path written, the replay document). ``judge(path, k)``, when given, returns the
+    evaluation data (:mod:`kc_sim.picture.evaluation`) of the round, drawn on the page; it is
+    called once the record has replayed."""
     line, rec, _ = pick_record(path, k)
     title = f"{', '.join(display_names(rec['players']))} — {record_label(rec)}"
     doc = replay_doc(rec, where=f"{path}:{line}", title=title)
-    return _write_text(out, replay_page(doc, title=f"kc-sim replay: {title}")), doc
+    evaluation = judge(path, k) if judge is not None else None
+    return write_text(out, replay_page(doc, title=f"kc-sim replay: {title}", evaluation=evaluation)), doc
 
 
 def parse_hands(text: str, players: int):
@@ -203,7 +207,7 @@ def write_position_svg(path, k: int, out, *, turn: int | None = None, hands: str
     show = parse_hands(hands, doc["players"])
     svg = position_svg(pos, names=doc["names"], dealer=doc["dealer"], show=show,
                        title=record_label(rec))
-    return _write_text(out, svg), doc, pos
+    return write_text(out, svg), doc, pos
 
 
 def run_replay(path, k: int = 0, *, pause: Callable[[str], str] | None = None, reveal: bool = False,

@@ -23,7 +23,7 @@ from kc_sim.game.rules import parse_rules
 from kc_sim.play.agents.interface import AgentSpec, PythonAgent
 from kc_sim.play.table.game import Game
 from kc_sim.play.agents.registry import builtin_agents, builtin_names, load_agent
-from kc_sim.play.driver.runner import play_matches, play_rounds
+from kc_sim.play.driver.runner import play_matches, play_rounds, policies_tuple
 from kc_sim.play.recording.recorded import record_round
 from kc_sim.testing import round_rule_sets
 from tests.helpers.positions import play_turn, position
@@ -149,18 +149,29 @@ ROUNDS_PER_VARIANT = {"planner": 100, "sampler": 4, "net": 200, "search-net": 1}
 MIXED_ROUNDS = {"sampler": 10, "search-net": 3}
 
 
+def _generic_rounds(specs, seeds, rules):
+    """Rounds in the generic compiled loop (policies through function pointers: one compile
+    serves every table; tests/core/test_policy_set.py checks that the loops compiled for a set
+    of policies write the same rows), each action checked for legality."""
+    seeds = np.asarray(seeds, dtype=np.int64)
+    out = np.zeros((len(seeds), loop.ROUND_COLS), dtype=np.int64)
+    pols = policies_tuple(specs)
+    loop.play_rounds(seeds, len(specs), rules.codes(), pols, out)
+    return out
+
+
 def test_no_illegal_move_in_many_rounds_of_every_agent_under_every_variant():
     specs = [load_agent(n) for n in BUILTINS]
     for i, rs in enumerate(ALL_RULES):
         for j, spec in enumerate(specs):
             players = 2 + (i + j) % (rs.max_players - 1)
             n = ROUNDS_PER_VARIANT.get(spec.name, 1000)
-            rows = play_rounds([spec] * players, np.arange(n) + 1000 * i, rs)
+            rows = _generic_rounds([spec] * players, np.arange(n) + 1000 * i, rs)
             assert (rows[:, loop.C_STATUS] == loop.STATUS_OK).all()
             assert np.isin(rows[:, loop.C_END], [1, 2]).all()
         # every agent at mixed tables
         mixed = [specs[(i + s) % len(specs)] for s in range(rs.max_players)]
-        rows = play_rounds(mixed, np.arange(min(MIXED_ROUNDS.get(m.name, 200) for m in mixed)), rs)
+        rows = _generic_rounds(mixed, np.arange(min(MIXED_ROUNDS.get(m.name, 200) for m in mixed)), rs)
         assert (rows[:, loop.C_STATUS] == loop.STATUS_OK).all()
     for match in ("to_25", "rounds:3", "eliminate_25"):
         rounds, matches = play_matches(specs[1:5], np.arange(100), parse_rules(f"classic,match={match}"))

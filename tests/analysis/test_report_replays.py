@@ -79,7 +79,7 @@ def test_the_report_replays_the_widest_deal_of_every_lineup(two_player_run):
         pen = [next(row[f"penalty_{s}"] for s in range(2) if row[f"agent_{s}"] == d.agent) for row in d.rows]
         assert pen[0] < pen[1]
     assert "did not play the same way again" not in page
-    assert page.count('class="kc-replay"') == len(docs) and page.count("function draw(doc, pos, show)") == 1
+    assert page.count('class="kc-replay"') == len(docs) and page.count("function draw(doc, pos, show, mark)") == 1
 
 
 def test_fewer_lineups_and_no_section(two_player_run, tmp_path):

@@ -27,7 +27,7 @@ def test_every_target_judges_a_ratio_the_bench_measures():
     keys = {t.key for t in targets.TARGETS}
     assert all(targets.is_ratio(k) for k in keys)                  # no absolute figure is judged
     measured = {"specialised_vs_inline", "command_vs_loop", "command_jobs2_vs_jobs1", "first_vs_tenth_play_rate",
-                "vector_vs_aec", *COMPARISONS}
+                "vector_vs_aec", "judge_rollouts_vs_core", *COMPARISONS}
     assert keys == measured
 
 
@@ -90,3 +90,15 @@ def test_the_env_figures_come_from_both_environments_stepping():
     fig = bench_env(seconds=0.2)
     assert fig["vector_env_steps_per_s"] > 0 and fig["aec_env_steps_per_s"] > 0
     assert fig["vector_vs_aec"] == fig["vector_env_steps_per_s"] / fig["aec_env_steps_per_s"]
+
+
+def test_the_judge_figures_time_its_rollouts_beside_the_core_and_a_round_to_the_precision_asked():
+    from kc_sim.bench.judge import rollouts_vs_core, round_seconds
+
+    fig = rollouts_vs_core(turns=2, n=60)
+    assert fig["judge_rollouts_vs_core_min"] <= fig["judge_rollouts_vs_core"] <= fig["judge_rollouts_vs_core_max"]
+    assert fig["judge_rollouts_vs_core"] > 0 and fig["judge_decisions_per_round"] > 1
+    # a coarse precision spends fewer worlds than a fine one on the same round
+    coarse, fine = round_seconds(rounds=1, within=20.0), round_seconds(rounds=1, within=4.0)
+    assert coarse["judge_round_decisions"] == fine["judge_round_decisions"] > 0
+    assert 0 < coarse["judge_round_worlds"] < fine["judge_round_worlds"]

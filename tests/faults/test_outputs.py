@@ -132,6 +132,7 @@ OUTPUTS = {
     "play": ["play", "--agents", "greedy,random", "--seed", "3", "-o", "{out}/p.jsonl"],
     "render": ["render", "{rec}", "-o", "{out}/p.svg"],
     "replay --html": ["replay", "{rec}", "--html", "{out}/p.html"],
+    "analyse -o": ["analyse", "{rec}", "--budget", "4", "--no-luck", "-o", "{out}/a.html"],
     "tournament": ["tournament", "--agents", "greedy,random", "--rounds", "200", "--jobs", "1", "--quiet",
                    "--out", "{out}/run"],
     "bench-agent": ["bench-agent", "greedy", "--baselines", "random", "--rounds", "200", "-j", "1", "--quiet",
@@ -149,7 +150,7 @@ SAYS = {"under-file": ("a file where a folder is needed", "not a directory", "a 
         "read-only": ("read-only file system",) if os.geteuid() == 0 else ("permission denied",),
         "full": ("no space left on",), "fills up": ("no space left on",)}
 #: commands whose output outgrows 32 kB: the disk fills up in their own write
-FILLS_UP = ["record", "replay --html", "report", "plot", "tournament", "leaderboard"]
+FILLS_UP = ["record", "replay --html", "analyse -o", "report", "plot", "tournament", "leaderboard"]
 
 
 @pytest.mark.parametrize("kind,command", [(k, c) for k in ("under-file", "read-only", "full") for c in sorted(OUTPUTS)]
@@ -163,7 +164,7 @@ def test_an_output_that_cannot_be_written_is_one_line(places, inputs, command, k
     assert str(out) in err and any(s in err.lower() for s in SAYS[kind]), err
     if kind == "fills up":      # written whole or not at all: no truncated page, no hidden half-file holding the space
         assert not list(out.rglob("*.tmp")), list(out.rglob("*"))
-        if command in ("record", "replay --html", "report"):
+        if command in ("record", "replay --html", "analyse -o", "report"):
             assert not list(out.rglob("*.*")), list(out.rglob("*"))
 
 
@@ -235,5 +236,5 @@ def test_every_listed_command_is_covered():
     listed = {line.split()[0] for line in text.split("Commands:", 1)[1].splitlines() if line.strip()}
     assert {c.split()[0] for c in MALFORMED} == listed
     # serve's data folder (a file there, an unwritable one) is tested in tests/serve/test_cli.py
-    assert listed - {c.split()[0] for c in OUTPUTS} == {"check", "analyse", "agents", "bench", "warm", "serve",
+    assert listed - {c.split()[0] for c in OUTPUTS} == {"check", "agents", "bench", "warm", "serve",
                                                                  "bench-serve"}

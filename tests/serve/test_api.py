@@ -77,6 +77,13 @@ def test_a_whole_round_against_greedy_is_saved_and_valid(server, client):
     seat = analyse_file(server.records, rounds=[len(lines) - 1], seats=[st["you"]], budget=128,
                         luck=False)["seats"][str(st["you"])]
     assert (seat["error_rate"], seat["accuracy"], seat["labels"]) == (an["error_rate"], an["accuracy"], an["labels"])
+    # what the page's viewer draws: the round replayed, a graph point per judged decision of the seat
+    steps = an["replay"]["steps"]
+    assert len(steps) >= 1 + sum(len(t["actions"]) for t in rec["turns"]) and steps[-1]["penalties"]
+    points = an["graph"]["points"]
+    assert an["graph"]["seats"] == [st["you"]] and len(points) == an["decisions"] - an["forced"]
+    assert all(p["kind"] == "decision" and steps[p["step"]]["seat"] == st["you"] for p in points)
+    assert all(steps[d["step"]]["seat"] == st["you"] and d["step"] in {p["step"] for p in points} for d in an["costliest"])
     assert client.get(f"{server.base}api/games/{gid}/rounds/0/analysis").json() == an      # kept, not redone
     assert client.delete(f"{server.base}api/games/{gid}").json() == {"game": gid, "ended": True}
 
@@ -209,11 +216,13 @@ def test_games_per_client_and_open_games_are_bounded(tmp_path, client):
 
 
 def test_security_headers_the_page_and_the_schema(server, client):
-    for path in ("", "static/app.js", "static/app.css", "api/config", "api/games/none"):
+    for path in ("", "static/app.js", "static/replay.js", "static/app.css", "api/config", "api/games/none"):
         r = client.get(server.base + path)
         csp = r.headers["content-security-policy"]
         assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline" not in csp
         assert r.headers["x-content-type-options"] == "nosniff"
+    js = client.get(f"{server.base}static/replay.js")
+    assert js.headers["content-type"].startswith("text/javascript") and '"cw": 44' in js.text and "__" not in js.text
     page = client.get(server.base).text
     assert '<script src="/static/app.js"' in page and "<script>" not in page and "http" not in page.split("<body>")[0]
     schema = client.get(f"{server.base}api/openapi.json").json()

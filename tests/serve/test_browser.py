@@ -20,7 +20,8 @@ WAIT = 120
 
 @pytest.fixture(scope="module")
 def page_server(tmp_path_factory):
-    s = Server(tmp_path_factory.mktemp("serve-page") / "data", agents="greedy,merger")
+    s = Server(tmp_path_factory.mktemp("serve-page") / "data", agents="greedy,merger",
+               extra=["--analysis-budget", "32"])          # a quick analysis after each round
     yield s
     s.stop()
 
@@ -113,6 +114,44 @@ def test_a_whole_round_clicked_through_against_greedy(browser, page_server):  # 
     lines = page_server.records.read_text().splitlines()
     assert len(lines) == before + 1 and "Tester" in json.loads(lines[-1])["players"]
     assert not check_file(page_server.records)[1]
+    the_round_reviewed(browser, page_server)
+
+
+REVIEW_JS = """
+const v = document.querySelector('#review div.kc-replay');
+if (!v) return null;
+return {step: +v.dataset.step, judged: v.dataset.judged,
+        points: [...v.querySelectorAll('svg.kc-graph g.kc-pt')].map(g => [g.dataset.kind, +g.dataset.step]),
+        best: (v.querySelector('[data-role=board] [data-role=best]') || {}).textContent || null,
+        marked: v.querySelectorAll('[data-role=board] .kc-best, [data-role=board] .kc-best-to').length,
+        costly: [...document.querySelectorAll('#analysis button.costly')].map(b => [+b.dataset.step, b.textContent])};
+"""
+
+
+def the_round_reviewed(drv, server):
+    """After the round: the graph of the player's win probability (a point per judged
+    decision, as the API counts them), the costliest decision on the board with its better
+    action, a click on another costly decision moving the board; nothing of the viewer's script
+    (/static/replay.js) is blocked by the page's CSP."""
+    import httpx
+    from selenium.webdriver.common.by import By
+
+    gid = drv.execute_script("return location.hash.slice(6)")
+    a = httpx.get(f"{server.base}api/games/{gid}/rounds/0/analysis", timeout=120).json()
+    seen = drv.execute_script(REVIEW_JS)
+    assert seen is not None and a["costliest"], "a round of first-legal moves has costly decisions"
+    want = sorted(p["step"] for p in a["graph"]["points"] if p["kind"] == "decision")
+    assert sorted(s for kind, s in seen["points"] if kind == "decision") == want and len(want) == a["decisions"] - a["forced"]
+    first = a["costliest"][0]
+    assert [c[0] for c in seen["costly"]] == [d["step"] for d in a["costliest"]]
+    assert seen["step"] == first["step"] and seen["judged"] == "true" and seen["marked"] >= 1
+    assert seen["best"].startswith(f"best: {first['better']} (")
+    if len(a["costliest"]) > 1:
+        drv.find_elements(By.CSS_SELECTOR, "#analysis button.costly")[1].click()
+        assert drv.execute_script(REVIEW_JS)["step"] == a["costliest"][1]["step"]
+    # nothing refused or failed: the board SVG's own <style> element is allowed by its hash
+    logged = [e for e in drv.get_log("browser") if e.get("level") == "SEVERE"]
+    assert not logged, logged
 
 
 def test_an_illegal_move_is_explained(browser, page_server):  # noqa: F811

@@ -50,3 +50,26 @@ def test_player_names_are_cleaned():
     assert clean_name("greedy", reserved=["greedy"]) == "human-greedy"
     assert len(clean_name("x" * 500)) == 24
     assert clean_name("Zoë O'Neil-Smith") == "Zoë O'Neil-Smith"
+
+
+def test_another_host_is_served_with_a_warning(tmp_path):
+    """--host 0.0.0.0 (every interface): one warning line naming the host and the way back to
+    this machine only; the page and the API still answer (asked over 127.0.0.1 only)."""
+    import httpx
+
+    from kc_sim.serve.loadtest import start_server, stop_server
+
+    proc, base = start_server(tmp_path / "d", agents="random", extra=["--host", "0.0.0.0"])
+    try:
+        port = base.rstrip("/").rsplit(":", 1)[1]
+        assert base.startswith("http://0.0.0.0:")
+        with httpx.Client(timeout=60) as c:
+            assert c.get(f"http://127.0.0.1:{port}/").status_code == 200
+            r = c.post(f"http://127.0.0.1:{port}/api/games", json={"opponents": ["random"], "seed": 1})
+            assert r.status_code in (200, 201) and r.json()["game"]
+    finally:
+        stop_server(proc)
+    err = proc.stderr.read()
+    warned = [x for x in err.splitlines() if "warning" in x]
+    assert len(warned) == 1 and "0.0.0.0" in warned[0] and "--host 127.0.0.1" in warned[0], err
+    assert "Traceback" not in err

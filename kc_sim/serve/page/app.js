@@ -122,7 +122,7 @@
   function result(st) {
     var r = st.result, box = $("result");
     box.hidden = !r;
-    if (!r) return;
+    if (!r) { $("review").textContent = ""; return; }
     var names = st.players.map(function (p) { return p.name; });
     var how = r.winner !== null ? names[r.winner] + " went out" : "the round is blocked";
     $("result-title").textContent = "Round " + st.round + " over: " + how + ".";
@@ -142,24 +142,45 @@
     }
   }
 
-  // the finished round's analysis: asked for once the round is shown (it takes seconds)
+  // the finished round's analysis: asked for once the round is shown (it takes seconds); the
+  // round is then replayed below with its evaluation graph and the costliest decision's better
+  // action on the board (the viewer of kc-sim replay --html: /static/replay.js)
   function showAnalysis(k) {
     var box = $("analysis"), forGame = gid;
+    $("review").textContent = "";
     box.textContent = "Analysis of your play in this round: judging your decisions...";
     api("GET", "/api/games/" + encodeURIComponent(gid) + "/rounds/" + k + "/analysis").then(function (a) {
       if (gid !== forGame) return;
-      var l = a.labels;
-      box.textContent = "Analysis (evaluator " + a.evaluator + "): error rate " + a.error_rate.toFixed(2) +
+      var l = a.labels, head = document.createElement("p");
+      box.textContent = "";
+      head.textContent = "Analysis (evaluator " + a.evaluator + "): error rate " + a.error_rate.toFixed(2) +
         " points of win probability per decision, accuracy " + a.accuracy.toFixed(1) + "%; " + l.blunder +
-        " blunder(s), " + l.mistake + " mistake(s), " + l.inaccuracy + " inaccuracy(ies).";
-      a.costliest.forEach(function (d) {
-        var p = document.createElement("div");
-        p.className = "costly";
-        p.textContent = "Turn " + d.turn + ": you played " + d.played + ", " + d.better + " was better by " +
+        " blunder(s), " + l.mistake + " mistake(s), " + l.inaccuracy + " inaccuracy(ies)." +
+        (a.costliest.length ? " Your costliest decisions (click one to see it on the board):" : "");
+      box.appendChild(head);
+      var viewer = review(a);
+      a.costliest.forEach(function (d, i) {
+        var b = document.createElement("button");
+        b.type = "button"; b.className = "costly"; b.dataset.step = d.step;
+        b.textContent = "Turn " + d.turn + ": you played " + d.played + ", " + d.better + " was better by " +
           d.loss.toFixed(1) + " points [" + d.loss_ci[0].toFixed(1) + ", " + d.loss_ci[1].toFixed(1) + "] (" + d.label + ").";
-        box.appendChild(p);
+        b.addEventListener("click", function () { if (viewer) { viewer.show(d.step); $("review").scrollIntoView(); } });
+        box.appendChild(b);
+        if (i === 0 && viewer) viewer.show(d.step);
       });
     }).catch(function (e) { if (gid === forGame) box.textContent = "Analysis is not available: " + e.message; });
+  }
+
+  // the judged round in a replay viewer: the graph of your win probability, each decision on the board
+  function review(a) {
+    if (!window.kcReplays || !a.replay || !a.graph) return null;
+    var el = document.createElement("div");
+    el.className = "kc-replay"; el.tabIndex = 0; el.dataset.hands = "false";
+    var t = document.createElement("div");
+    t.className = "kc-title"; t.textContent = "The round replayed: your win probability along it, as judged";
+    el.appendChild(t);
+    $("review").appendChild(el);
+    return window.kcReplays.mount(el, a.replay, a.graph);
   }
 
   // --- playing --------------------------------------------------------------------------
