@@ -139,9 +139,12 @@ def render_sample(report: dict) -> Group:
     """A sampled analysis as the per-agent table under its header."""
     t = Table(title="per agent, every sampled round, with 95% intervals (labels: blunders/mistakes/inaccuracies)",
               title_justify="left", box=None, pad_edge=False)
-    for col in AGENT_HEADER:
-        t.add_column(col, justify="left" if col == "agent" else "right", no_wrap=True)
-    for row in agent_rows(report):
+    rows = agent_rows(report)
+    # names never cut; a figure whose bounds do not fit (few rounds: wide intervals) wraps, never cut
+    t.add_column(AGENT_HEADER[0], no_wrap=True, min_width=max([len(r[0]) for r in rows] + [5]))
+    for col in AGENT_HEADER[1:]:
+        t.add_column(col, justify="right")
+    for row in rows:
         t.add_row(*row)
     return Group(Text(sample_header(report)), t)
 
