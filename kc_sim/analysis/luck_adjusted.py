@@ -129,6 +129,10 @@ def run_luck_adjusted(run_dir, pairs=None, *, folds: int = FOLDS) -> list[PairLu
     return out
 
 
+def _worth(est: Adjusted) -> str:
+    return f"{est.factor:5.2f}x" if est.sd > 0 and np.isfinite(est.factor) else " exact"
+
+
 def format_luck(results: list[PairLuck]) -> str:
     """The luck-adjusted lines a command prints: per pair the adjusted score and penalty
     difference with their 95% intervals (clustered by deal) and the factors."""
@@ -139,6 +143,7 @@ def format_luck(results: list[PairLuck]) -> str:
         slo, shi = s.interval()
         plo, phi = p.interval()
         lines.append(f"{r.a + ' vs ' + r.b:34s} {f'{100 * s.adj:5.1f}% [{100 * slo:5.1f}, {100 * shi:5.1f}]':24s} "
-                     f"{s.factor:5.2f}x  {f'{p.adj:+6.3f} [{plo:+6.3f}, {phi:+6.3f}]':26s} {p.factor:5.2f}x")
-    lines.append("worth: var(plain) / var(adjusted), the factor fewer rounds for the same interval width")
+                     f"{_worth(s)}  {f'{p.adj:+6.3f} [{plo:+6.3f}, {phi:+6.3f}]':26s} {_worth(p)}")
+    lines.append("worth: var(plain) / var(adjusted), the factor fewer rounds for the same interval width "
+                 "(exact: every deal level, nothing to reduce)")
     return "\n".join(lines)

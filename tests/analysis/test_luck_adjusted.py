@@ -79,3 +79,17 @@ def test_the_command_prints_the_adjusted_lines(tmp_path):
     assert "--luck" in json.loads((tmp_path / "on" / "manifest.json").read_text())["command"]
     off = subprocess.run(base + ["-o", str(tmp_path / "off")], capture_output=True, text=True)
     assert off.returncode == 0 and "luck-adjusted" not in off.stdout
+
+
+def test_the_coverage_cells():
+    """The coverage study's cells (kc_sim.analysis.coverage_luck): shares, factors and widths of a
+    small A/A cell; identical agents are exact in every run."""
+    from kc_sim.analysis.coverage_luck import luck_cell, luck_table
+
+    c = luck_cell("aa-random", 40, 5)
+    assert c["runs"] == 5 and c["truth"] == [0.5, 0.0] and c["score_exact"] == 0
+    assert all(0 <= c[f"{w}_{k}"] <= 1 for w in ("score", "penalty") for k in ("plain", "adjusted"))
+    assert c["score_factor"] > 0 and c["score_half_adjusted"] > 0
+    g = luck_cell("aa-greedy", 40, 3)
+    assert g["score_exact"] == g["penalty_exact"] == 3 and g["score_exact_miss"] == 0
+    assert "exact in every run" in luck_table([c, g])
