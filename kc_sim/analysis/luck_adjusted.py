@@ -28,7 +28,7 @@ from kc_sim.runs.schema import AGENT, LUCK, PENALTY, seat_arrays, seat_names
 from kc_sim.stats.pairs import ahead
 from kc_sim.stats.variates import FOLDS, Adjusted, FoldStats, adjusted_mean
 
-__all__ = ["PairLuck", "pair_luck", "run_luck_adjusted", "format_luck"]
+__all__ = ["PairLuck", "pair_luck", "run_luck_adjusted", "format_luck", "luck_html"]
 
 
 @dataclass
@@ -147,3 +147,34 @@ def format_luck(results: list[PairLuck]) -> str:
     lines.append("worth: var(plain) / var(adjusted), the factor fewer rounds for the same interval width "
                  "(exact: every deal level, nothing to reduce)")
     return "\n".join(lines)
+
+
+def luck_html(run_dir, manifest) -> list[str]:
+    """The report's section of a run played with ``--luck`` (none for other runs): per pair the
+    plain and luck-adjusted score and penalty difference with the factors."""
+    from kc_sim.analysis.html import esc, table_html   # lazy: only the report needs it
+
+    if manifest is None or manifest.mode != "rounds" or not manifest.config.luck:
+        return []
+    try:
+        results = run_luck_adjusted(run_dir)
+    except UserError as e:
+        return ["<h2>Luck-adjusted estimates</h2>", f'<p class="note">{esc(str(e))}</p>']
+    header = ["pair", "deals", "score [95% CI]", "adjusted [95% CI]", "worth", "penalty diff [95% CI]",
+              "adjusted [95% CI]", "worth"]
+    rows = []
+    for r in results:
+        cells = [f"{r.a} vs {r.b}", f"{r.score.deals:,}"]
+        for est, pct in ((r.score, True), (r.penalty, False)):
+            for adjusted in (False, True):
+                m = est.adj if adjusted else est.mean
+                lo, hi = est.interval(adjusted=adjusted)
+                cells.append(f"{100 * m:.2f}% [{100 * lo:.2f}, {100 * hi:.2f}]" if pct else f"{m:+.3f} [{lo:+.3f}, {hi:+.3f}]")
+            cells.append(_worth(est).strip())
+        rows.append(cells)
+    return ["<h2>Luck-adjusted estimates</h2>",
+            '<p class="note">Control variates at the draws (run played with --luck): per seat the sums of f(card) '
+            "minus the mean of f over the stock at each of its draws (" + esc(", ".join(LUCK_FEATURES)) + "), "
+            "expectation 0, in a regression cross-fitted over five folds of deals; intervals 95%, clustered by deal. "
+            "Worth: the factor fewer rounds for the same width (docs/analysis.md).</p>",
+            table_html(header, rows)]

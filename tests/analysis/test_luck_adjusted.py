@@ -93,3 +93,15 @@ def test_the_coverage_cells():
     g = luck_cell("aa-greedy", 40, 3)
     assert g["score_exact"] == g["penalty_exact"] == 3 and g["score_exact_miss"] == 0
     assert "exact in every run" in luck_table([c, g])
+
+
+def test_the_report_section(aa_run, tmp_path):
+    from kc_sim.analysis.luck_adjusted import luck_html
+    from kc_sim.analysis.report import write_report
+    from kc_sim.runs import RunReader
+
+    html = "\n".join(luck_html(aa_run, RunReader.open(aa_run).manifest))
+    assert "Luck-adjusted estimates" in html and "random-1 vs random-2" in html and "4,000" in html
+    out = tmp_path / "report.html"
+    write_report(aa_run, out, bootstrap=0, replays=0)
+    assert "<h2>Luck-adjusted estimates</h2>" in out.read_text()
