@@ -105,3 +105,26 @@ def test_the_report_section(aa_run, tmp_path):
     out = tmp_path / "report.html"
     write_report(aa_run, out, bootstrap=0, replays=0)
     assert "<h2>Luck-adjusted estimates</h2>" in out.read_text()
+
+
+def test_the_study_reads_its_luck_cells_as_data(tmp_path):
+    """experiments/interval_coverage.py reads a luck cell back only as numbers under the names it
+    wrote; anything else (a pickle, text where a number belongs, another cell's name) is run again."""
+    import importlib.util
+    from pathlib import Path
+
+    from kc_sim.analysis.coverage_luck import luck_cell
+
+    path = Path(__file__).resolve().parents[2] / "experiments" / "interval_coverage.py"
+    spec = importlib.util.spec_from_file_location("interval_coverage", path)
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    cell = luck_cell("aa-greedy", 20, 2)
+    f = tmp_path / "luck_aa-greedy_20d.json"
+    f.write_text(json.dumps(cell))
+    assert study.read_cell(f, "luck_aa-greedy_20d") == cell
+    assert study.read_cell(f, "luck_aa-random_20d") is None
+    for hostile in (b"\x80\x04\x95 a pickle", json.dumps({**cell, "score_plain": "os.system"}).encode(),
+                    json.dumps({**cell, "truth": ["0.5", 0]}).encode()):
+        f.write_bytes(hostile)
+        assert study.read_cell(f, "luck_aa-greedy_20d") is None
