@@ -100,6 +100,8 @@ def read_cell(path: Path, name: str) -> dict | None:
     the file is missing or is not such a cell (it is then run again)."""
     if not path.exists():
         return None
+    if name.startswith("luck_"):
+        return read_luck_cell(path, name)
     try:
         d = json.loads(path.read_text())
         cell = {"scenario": d["scenario"], "players": int(_number(d["players"])), "deals": int(_number(d["deals"])),
@@ -116,11 +118,50 @@ def read_cell(path: Path, name: str) -> dict | None:
     return cell if ok else None
 
 
+def read_luck_cell(path: Path, name: str) -> dict | None:
+    """A cell of the luck-adjusted intervals read back as data (numbers where numbers belong,
+    the pair and deals those of the name), or None."""
+    try:
+        d = json.loads(path.read_text())
+        cell = {k: (str(v) if k in ("pair", "a", "b") else [_number(x) for x in v] if k == "truth"
+                    else None if v is None and k not in ("runs", "deals") else _number(v)) for k, v in d.items()}
+        cell["runs"], cell["deals"] = int(cell["runs"]), int(cell["deals"])
+        ok = name == f"luck_{cell['pair']}_{cell['deals']}d" and len(cell["truth"]) == 2
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return cell if ok else None
+
+
 def as_cell(d: dict) -> C.Cell:
     c = C.Cell(d["scenario"], d["players"], d["deals"], d["runs"])
     for f in ("covered", "total", "exact", "width", "by_key", "differ"):
         setattr(c, f, dict(d[f]))
     return c
+
+
+def luck(args) -> dict:
+    from kc_sim.analysis.coverage_luck import luck_cell  # lazy: it loads the compiled core
+    t = time.perf_counter()
+    pair, deals, runs = args
+    return {**luck_cell(pair, deals, runs), "seconds": time.perf_counter() - t}
+
+
+def luck_todo(a) -> dict:
+    """The cells of the luck-adjusted intervals (kc_sim.analysis.coverage_luck), by name."""
+    from kc_sim.analysis.coverage_luck import LUCK_PAIRS
+    return {f"luck_{p}_{d}d": (luck, (p, d, a.luck_runs)) for p in LUCK_PAIRS if a.luck_runs
+            for d in (int(x) for x in a.luck_deals.split(","))}
+
+
+def luck_lines(a, todo: dict, cells: dict) -> list[str]:
+    from kc_sim.analysis.coverage_luck import luck_table
+    names = [n for n in todo if n.startswith("luck_")]
+    if not names:
+        return []
+    return ["## Luck-adjusted intervals (control variates at the draws)", "",
+            "Real agents, two seats, both seat orders on duplicate deals; each run summed up without and with the "
+            "draw control variates (`kc-sim tournament --luck`); the truth is no difference for an A/A pair, else the "
+            "plain mean of 200,000 other deals.", "", luck_table([cells[n] for n in names]), ""]
 
 
 def main(argv=None) -> int:
@@ -139,6 +180,8 @@ def main(argv=None) -> int:
                     help="deals of each scenario's truth (a quarter of them for the real agents' run)")
     ap.add_argument("--power-run", type=Path, default=None, help="a run folder for the power check (default: none)")
     ap.add_argument("--power-diff", type=float, default=0.02)
+    ap.add_argument("--luck-runs", type=int, default=1000, help="runs per cell of the luck-adjusted intervals (0: none)")
+    ap.add_argument("--luck-deals", default="50,500")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--out", type=Path, default=Path("results/coverage"))
     a = ap.parse_args(argv)
@@ -163,6 +206,7 @@ def main(argv=None) -> int:
         if a.real_runs and k in REAL:
             for d in (int(x) for x in a.real_deals.split(",")):
                 todo[f"real_{k}p_{d}d"] = (real, (k, d, a.real_runs, a.truth_deals // 4))
+    todo.update(luck_todo(a))
     pending = {}
     for n, t in todo.items():
         if read_cell(cell_file(a.out, n), n) is None:
@@ -195,6 +239,7 @@ def main(argv=None) -> int:
             if n.startswith(f"real_{k}p_") and cells[n]["by_key"]:
                 lines += [f"### {k} players, real agents on {cells[n]['deals']} deals, agent by agent and pair by "
                           "pair", "", C.key_tables(as_cell(cells[n])), ""]
+    lines += luck_lines(a, todo, cells)
     if a.power_run is not None:
         res = C.power_check(a.power_run, a.power_diff)
         lines += ["## Power", "", f"Runs of the size `kc-sim power {a.power_run} --diff {100 * a.power_diff:g}pp` "

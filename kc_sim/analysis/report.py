@@ -44,6 +44,7 @@ from kc_sim.analysis.html import CSS, esc, table_html
 from kc_sim.analysis.judged import judged_html
 from kc_sim.analysis.plots import FIGURES, plot_all
 from kc_sim.analysis.research import Research, research, research_html
+from kc_sim.analysis.luck_adjusted import luck_html
 from kc_sim.analysis.run_stats import RunStats
 from kc_sim.analysis.scan import load_stats
 from kc_sim.analysis.text import fmt_num, fmt_pct
@@ -377,6 +378,7 @@ def build_html(data: RunStats, figures: dict[str, Path], base: Path, res: Resear
                   "A shared win counts for every sharer.</p>", table_html(h, rows)]
     parts += research_html(data, res)
     parts += judged or []
+    parts += luck_html(data.path, data.manifest)        # runs played with --luck only
     parts += ["<h2>Figures</h2>"] + [_figure_html(n, p, base) for n, p in figures.items()]
     parts += replays or []
     parts += method_html(data, res) + ["</body></html>"]

@@ -44,6 +44,10 @@ DecisionTimeoutOpt = Annotated[Optional[float], typer.Option(
     "--decision-timeout", help="seconds one decision of a Python agent may take before the run stops, naming it "
     "(default 60; chunks of compiled agents get a limit from their measured rate); a decision over 1 s is named "
     "as slow and the run goes on")]
+LuckOpt = Annotated[bool, typer.Option(
+    "--luck/--no-luck", help="also compute control variates at the draws and print each pair's luck-adjusted "
+    "score and penalty difference with the factor fewer rounds it is worth (single rounds, draw=end or start; "
+    "off by default: measured worth about 1.0x on duplicate deals, see docs/analysis.md)")]
 
 
 UntilOpt = Annotated[Optional[str], typer.Option(
@@ -112,6 +116,7 @@ def tournament(
     quiet: QuietOpt = False,
     wait: WaitOpt = False,
     decision_timeout: DecisionTimeoutOpt = None,
+    luck: LuckOpt = False,
 ):
     """Play every line-up of the agents in every seating on duplicate deals; write
     parquet results, a summary and a manifest; resume an interrupted run."""
@@ -134,6 +139,8 @@ def tournament(
     if not quiet:
         typer.echo(format_summary(res.summary))
     tournament_hook(res, quiet)             # with 3+ agents the leaderboard, saved in the run folder
+    if luck:
+        typer.echo(luck_lines(res))
     typer.echo(final_line(res))
     for what, path in res.files.items():
         if path is not None:
@@ -322,6 +329,7 @@ def bench_agent(
     quiet: QuietOpt = False,
     wait: WaitOpt = False,
     decision_timeout: DecisionTimeoutOpt = None,
+    luck: LuckOpt = False,
 ):
     """Play an agent against each baseline, two seats, both seat orders on duplicate deals;
     print its win rate and mean penalty difference (agent minus baseline) with 95% intervals.
@@ -353,22 +361,36 @@ def bench_agent(
     opts = TournamentOptions.create([agent, *names], players=2, rounds=rounds, max_rounds=max_rounds, rules=rules,
                                     seed=seed, jobs=jobs, backend=backend, scheduler=scheduler, until=until,
                                     precision=precision, alpha=alpha, quiet=quiet, wait=wait,
-                                    decision_timeout=decision_timeout,
+                                    decision_timeout=decision_timeout, luck=luck,
                                     lineups=[(0, j) for j in range(1, len(names) + 1)])
     # rounds against each baseline by default: half a tournament's default size
     default = (DEFAULT_ROUNDS if spec.compiled else DEFAULT_ROUNDS_PYTHON) // 2 * (UNTIL_MAX_FACTOR if until else 1)
     per = opts.rounds if opts.rounds is not None else default
     command = _command("bench-agent", agent, baselines=baselines, rounds=None if until else per, rules=rules, seed=seed, jobs=jobs,
                        backend=backend, scheduler=scheduler, out=out, until=until, precision=precision,
-                       max_rounds=max_rounds, alpha=alpha, quiet=quiet, decision_timeout=decision_timeout)
+                       max_rounds=max_rounds, alpha=alpha, quiet=quiet, decision_timeout=decision_timeout, luck=luck)
     with tempfile.TemporaryDirectory(prefix="kc-bench-") as tmp:
         opts = dataclasses.replace(opts, rounds=per * len(names), out=out if out is not None else Path(tmp) / "run",
                                    command=command)
         res = run_tournament(opts)
         table = bench_table(res)
+        lucky = luck_lines(res, [(0, j) for j in range(1, len(names) + 1)]) if luck else None
     name = res.plan.labels[res.plan.named[0]]
     typer.echo(format_bench(table, name, res.tally.agent_table(res.plan.labels).set_index("agent").loc[name]))
+    if lucky:
+        typer.echo(lucky)
     typer.echo(final_line(res) if out is not None else final_line(res).rsplit(";", 1)[0])
+
+
+def luck_lines(res, pairs=None) -> str:
+    """The luck-adjusted lines of a run played with --luck (:mod:`kc_sim.analysis.luck_adjusted`),
+    timed: the factor is worth its seconds only if it beats the time they add."""
+    from kc_sim.analysis.luck_adjusted import format_luck, run_luck_adjusted  # lazy: pyarrow
+
+    t = time.perf_counter()
+    labels = res.plan.labels
+    est = run_luck_adjusted(res.plan.out, None if pairs is None else [(labels[a], labels[b]) for a, b in pairs])
+    return format_luck(est) + f" (computed in {time.perf_counter() - t:.1f} s)"
 
 
 def bench_table(res):

@@ -24,6 +24,7 @@ import numpy as np
 from numba import types
 
 from kc_sim.core import legal, step
+from kc_sim.core.draw_luck import deal_with_terms, terms_before_stop, write_luck
 from kc_sim.core.kernel import kernel
 from kc_sim.core.layout import (
     ACTIONS,
@@ -58,6 +59,7 @@ from kc_sim.core.rows import (  # noqa: F401 - callers read loop.C_*
     C_BAD_ACTION,
     C_BAD_SEAT,
     C_DEALER,
+    C_LUCK,
     C_END,
     C_FIRST,
     C_MATCH,
@@ -71,8 +73,11 @@ from kc_sim.core.rows import (  # noqa: F401 - callers read loop.C_*
     M_ROUNDS,
     M_SEED,
     M_TOTAL,
+    LUCK_ROUND_COLS,
+    LUCK_SCALE,
     M_WINNERS,
     MATCH_COLS,
+    N_LUCK,
     ROUND_COLS,
     STATUS_ILLEGAL,
     STATUS_OK,
@@ -139,10 +144,11 @@ apply_inline = nb.njit(inline="always")(step.apply.py_func)
 
 # --- the loops, written once (see the module docstring) ---------------------------------------
 
-def _play_round(st, policies, seat_map, mem, log):
+def _play_round(st, policies, seat_map, mem, log, luck):
     """Play a dealt round to its end. ``log`` (an array, may be empty; or None: no events)
-    receives the turn events and action ids for game records. Returns (status, bad action,
-    log length)."""
+    receives the turn events and action ids for game records; ``luck`` (a (MAX_SEATS,
+    N_LUCK) float array, or None: not computed, compiled out) the draw control variates
+    (:mod:`kc_sim.core.draw_luck`). Returns (status, bad action, log length)."""
     n = 0
     if log is not None:
         n = log_event(log, 0, LOG_TURN + st[SEAT])
@@ -154,6 +160,8 @@ def _play_round(st, policies, seat_map, mem, log):
         a = call_policy(policies, k, st, seat, row_view(mem, seat))
         if checks(policies, k) and not is_legal_inline(st, a):
             return STATUS_ILLEGAL, a, n
+        if luck is not None and a == STOP:
+            terms_before_stop(st, luck)
         if log is not None:
             n = play_action(st, a, log, n)
         else:
@@ -185,19 +193,26 @@ def write_round(st, seed, seat_map, status, bad, out, row):
         out[row, C_PENALTY + seat_map[s]] = st[PENALTY + s]
 
 
-def _play_rounds(seeds, players, rules, policies, out):
+def _rounds(seeds, players, rules, policies, out, luck):
     """Play one independent round per seed (dealer drawn from the seed); one row each in
-    ``out``. Returns the index of a round stopped by a bad policy, or -1."""
+    ``out``. ``luck``: None, or a (MAX_SEATS, N_LUCK) float scratch array: then the draw
+    control variates are computed and written to ``out``'s luck columns (``rows.C_LUCK``).
+    Returns the index of a round stopped by a bad policy, or -1."""
     st = np.zeros(STATE_SIZE, dtype=np.int64)
     mem = np.zeros((MAX_SEATS, MEM_SIZE), dtype=np.int64)
     seat_map = np.zeros(MAX_SEATS, dtype=np.int64)   # the identity (np.arange would be one more compile)
     for s in range(MAX_SEATS):
         seat_map[s] = s
     for i in range(seeds.shape[0]):
-        deal(st, seeds[i], players, first_dealer(seeds[i], players), rules)
+        if luck is None:
+            deal(st, seeds[i], players, first_dealer(seeds[i], players), rules)
+        else:
+            deal_with_terms(st, seeds[i], players, first_dealer(seeds[i], players), rules, luck)
         seed_seats(policies, mem, seeds[i], players)
-        status, bad, _ = round_loop(st, policies, seat_map, mem, None)
+        status, bad, _ = round_loop(st, policies, seat_map, mem, None, luck)
         write_round(st, seeds[i], seat_map, status, bad, out, i)
+        if luck is not None:
+            write_luck(luck, seat_map, players, out, i)
         out[i, C_MATCH] = -1
         out[i, C_MATCH_ROUND] = -1
         if status != STATUS_OK:
@@ -227,7 +242,7 @@ def _play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, m
             seed = round_seed(seeds[m], r)
             deal(st, seed, k, round_dealer, rules)
             seed_seats(policies, mem, seed, k)
-            status, bad, _ = round_loop(st, policies, seat_map, mem, None)
+            status, bad, _ = round_loop(st, policies, seat_map, mem, None, None)
             write_round(st, seed, seat_map, status, bad, rounds_out, row)
             rounds_out[row, C_MATCH] = match_base + m
             rounds_out[row, C_MATCH_ROUND] = r
@@ -248,11 +263,25 @@ def _play_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, m
 #: touch no Python object), so the threads of the process that called them go on meanwhile -
 #: the ones that hand chunks to the worker processes and take their results, and the watchdog
 LOOP_OPTIONS = {"cache": True, "nogil": True}
-#: the round and match loops, compiled on first use for each type of ``policies``
+#: the rounds loop's body, compiled for each type of ``policies`` and of ``luck``
+rounds_body = nb.njit(**LOOP_OPTIONS)(_rounds)
+
+
+def _play_rounds(seeds, players, rules, policies, out):
+    return rounds_body(seeds, players, rules, policies, out, None)
+
+
+def _play_rounds_luck(seeds, players, rules, policies, out, luck):
+    return rounds_body(seeds, players, rules, policies, out, luck)
+
+
+#: the round and match loops, compiled on first use for each type of ``policies``; the rounds
+#: loop with the draw control variates (``luck`` a (MAX_SEATS, N_LUCK) float64 scratch array)
 rounds_loop = nb.njit(**LOOP_OPTIONS)(_play_rounds)
+rounds_luck_loop = nb.njit(**LOOP_OPTIONS)(_play_rounds_luck)
 matches_loop = nb.njit(**LOOP_OPTIONS)(_play_matches)
 #: each mode's loop
-LOOPS = {"rounds": rounds_loop, "matches": matches_loop}
+LOOPS = {"rounds": rounds_loop, "matches": matches_loop, "rounds_luck": rounds_luck_loop}
 
 
 def round_sig(policies_type, log_type=I1):
@@ -263,6 +292,11 @@ def round_sig(policies_type, log_type=I1):
 def rounds_sig(policies_type):
     """The signature of ``play_rounds`` with policies of type ``policies_type``."""
     return types.int64(I1, types.int64, I1, policies_type, types.int64[:, ::1])
+
+
+def rounds_luck_sig(policies_type):
+    """The signature of ``play_rounds_luck`` (``play_rounds`` with the luck scratch array)."""
+    return types.int64(I1, types.int64, I1, policies_type, types.int64[:, ::1], types.float64[:, ::1])
 
 
 def matches_sig(policies_type):
@@ -281,11 +315,15 @@ def matches_sig(policies_type):
 # tournament never needs play_matches, and each compile is seconds from an empty cache.
 
 def _generic_round(st, policies, seat_map, mem, log):
-    return round_loop(st, policies, seat_map, mem, log)
+    return round_loop(st, policies, seat_map, mem, log, None)
 
 
 def _generic_rounds(seeds, players, rules, policies, out):
     return rounds_loop(seeds, players, rules, policies, out)
+
+
+def _generic_rounds_luck(seeds, players, rules, policies, out, luck):
+    return rounds_luck_loop(seeds, players, rules, policies, out, luck)
 
 
 def _generic_matches(seeds, players, rules, kind, n_rounds, policies, rounds_out, matches_out, match_base):
@@ -307,6 +345,7 @@ def _compiled_generic(entry, sig):
 GENERIC = OnFirstUse({
     "play_round": lambda: _compiled_generic(_generic_round, round_sig),
     "play_rounds": lambda: _compiled_generic(_generic_rounds, rounds_sig),
+    "play_rounds_luck": lambda: _compiled_generic(_generic_rounds_luck, rounds_luck_sig),
     "play_matches": lambda: _compiled_generic(_generic_matches, matches_sig),
 })
 _GENERIC_OF_MODE = {"rounds": "play_rounds", "matches": "play_matches"}

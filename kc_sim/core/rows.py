@@ -17,3 +17,11 @@ M_TOTAL = 3                             # M_TOTAL + seat: penalty total
 MATCH_COLS = M_TOTAL + MAX_SEATS
 
 STATUS_OK, STATUS_ILLEGAL, STATUS_TOO_LONG = 0, 1, 2
+
+#: draw control variates (``kc_sim.core.draw_luck``), written only by the loops asked for them:
+#: after the C_* columns, per feature of LUCK_FEATURES the sums by match seat, fixed point (x LUCK_SCALE)
+LUCK_FEATURES = ("fit_now", "pen", "pen_late", "fit_hand")
+N_LUCK = len(LUCK_FEATURES)
+C_LUCK = ROUND_COLS       # C_LUCK + feature * MAX_SEATS + match seat
+LUCK_ROUND_COLS = C_LUCK + MAX_SEATS * N_LUCK
+LUCK_SCALE = 1 << 24

@@ -110,12 +110,14 @@ class RunConfig:
     seating: str = "balanced"
     until: Until | None = None
     format: str = FORMAT
+    luck: bool = False                          # parts hold the draw control variates (schema.LUCK_COLUMNS)
 
     def to_dict(self) -> dict:
-        return {"format": self.format, "mode": self.mode, "agents": list(self.agents), "labels": list(self.labels),
-                "players": self.players, "requested": self.requested, "rules": self.rules, "seed": self.seed,
-                "chunk_size": self.chunk_size, "lineups": [list(x) for x in self.lineups], "seating": self.seating,
-                "until": self.until.to_config() if self.until is not None else None}
+        d = {"format": self.format, "mode": self.mode, "agents": list(self.agents), "labels": list(self.labels),
+             "players": self.players, "requested": self.requested, "rules": self.rules, "seed": self.seed,
+             "chunk_size": self.chunk_size, "lineups": [list(x) for x in self.lineups], "seating": self.seating,
+             "until": self.until.to_config() if self.until is not None else None}
+        return d | {"luck": True} if self.luck else d      # only when on: the manifests of other runs unchanged
 
     @classmethod
     def from_dict(cls, d: dict) -> RunConfig:
@@ -127,7 +129,7 @@ class RunConfig:
                    lineups=tuple(tuple(int(i) for i in lu) for lu in d.get("lineups") or ()),
                    seating=str(d.get("seating", "rotations")),
                    until=Until.from_config(d.get("until")),
-                   format=str(d.get("format", FORMAT)))
+                   format=str(d.get("format", FORMAT)), luck=bool(d.get("luck", False)))
 
     @property
     def unit(self) -> str:

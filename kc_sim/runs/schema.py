@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kc_sim.core import rows
+from kc_sim.core.rows import ROUND_COLS
 from kc_sim.stats.pairs import agent_index
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ AGENT = "agent_"                       # agent_<s>: agent name in seat s
 PENALTY = "penalty_"                   # penalty_<s>: penalty of seat s
 TOTAL = "total_"                       # total_<s>: match penalty total of seat s
 WIN = "win_"                           # win_<s>: seat s shares the match win
+LUCK = "luck_"                         # luck_<feature>_<s>: draw control variate of seat s (runs played with --luck)
 TALLY_KEY = "kc_sim.tally"             # round part metadata: the chunk's summary statistics (JSON)
 CHUNK_KEY = "kc_sim.chunk"             # part metadata: which run and chunk wrote it (JSON)
 
@@ -60,6 +62,7 @@ class Column:
     source: int | None = None  # column of the core's rows (kind "core")
     nullable: bool = False     # negative values are stored as null
     per_seat: bool = False     # one column per seat: name + seat number
+    scale: int = 1             # the core's rows hold the value times this (fixed point)
 
     def names(self, k: int) -> list[str]:
         return seat_names(self.name, k) if self.per_seat else [self.name]
@@ -87,6 +90,13 @@ ROUND_COLUMNS = (
     Column("actions", "int32", "placements and pile moves made", "core", "int32", rows.C_ACTIONS),
     Column("stock_left", "int16", "cards left in the stock", "core", "int16", rows.C_STOCK_LEFT),
 )
+
+#: the draw control variates (kc_sim.core.draw_luck), after ROUND_COLUMNS in the parts of a run
+#: played with --luck only: per feature, the seat's sum of f(c) - mean of f over the stock at its draws
+LUCK_COLUMNS = tuple(
+    Column(f"{LUCK}{f}_", "float64", f"draw control variate {f} of seat s (sum over its draws; expectation 0)",
+           "core", "float64", rows.C_LUCK + j * rows.MAX_SEATS, per_seat=True, scale=rows.LUCK_SCALE)
+    for j, f in enumerate(rows.LUCK_FEATURES))
 
 MATCH_COLUMNS = (
     Column("chunk", "int32", "chunk that played the match (part file number)", "chunk"),
@@ -152,16 +162,23 @@ def _from_core(columns, rows: np.ndarray, k: int) -> dict:
         if c.kind != "core":
             continue
         src = rows[:, c.source:c.source + k] if c.per_seat else rows[:, c.source]
-        out[c.name.rstrip("_") if c.per_seat else c.name] = src.astype(c.dtype)
+        out[c.name.rstrip("_") if c.per_seat else c.name] = src.astype(c.dtype) / c.scale if c.scale != 1 \
+            else src.astype(c.dtype)
     return out
 
 
 def compact_rounds(rows: np.ndarray, k: int, group, seating) -> dict:
     """The compact columns of round rows of the core (``rows.C_*``): every ``core`` and
-    ``worker`` column of :data:`ROUND_COLUMNS` by name (``penalty``: (rows, k))."""
+    ``worker`` column of :data:`ROUND_COLUMNS` by name (``penalty``: (rows, k)), and those of
+    :data:`LUCK_COLUMNS` when the rows hold them."""
     return {"group": np.ascontiguousarray(group, dtype=np.int64),
             "seating": np.ascontiguousarray(seating, dtype=np.int16),
-            **_from_core(ROUND_COLUMNS, rows, k)}
+            **_from_core(round_columns(rows.shape[1] > ROUND_COLS), rows, k)}
+
+
+def round_columns(luck: bool) -> tuple:
+    """The columns of a round part: :data:`ROUND_COLUMNS`, then :data:`LUCK_COLUMNS` with ``luck``."""
+    return ROUND_COLUMNS + LUCK_COLUMNS if luck else ROUND_COLUMNS
 
 
 def compact_matches(rows: np.ndarray, k: int, group, seating, match) -> dict:
@@ -232,7 +249,8 @@ def rounds_table(cols: dict, chunk: int, lineup_index: int, lineup, seatings, ag
                                                           pa.array(END_VALUES, pa.string()))}
         raise KeyError(c.name)
 
-    return _table(ROUND_COLUMNS, cols, n, k, {"chunk": chunk, "lineup": lineup_index}, derived)
+    return _table(round_columns(LUCK_COLUMNS[0].name.rstrip("_") in cols), cols, n, k,
+                  {"chunk": chunk, "lineup": lineup_index}, derived)
 
 
 def matches_table(cols: dict, chunk: int, lineup_index: int, lineup, seatings, agent_names) -> pa.Table:

@@ -59,6 +59,7 @@ class TournamentOptions:
     decision_timeout: float = DEFAULT_DECISION_TIMEOUT
     command: str | None = None
     summary: bool = True            # write summary.parquet (and return the table)
+    luck: bool = False              # also compute the draw control variates (luck-adjusted estimates)
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -94,6 +95,9 @@ class TournamentOptions:
             raise UserError(f"bad chunk size {self.chunk_size}: expected a positive number")
         if self.seating not in SEATING_KINDS:
             raise UserError(f"bad --seating {self.seating!r}: expected one of {', '.join(SEATING_KINDS)}")
+        if self.luck and (self.mode != "rounds" or rules.draw == "if_stuck"):
+            raise UserError("--luck needs single rounds (--rounds) under draw=end or draw=start: the draw control "
+                            "variates are not computed for matches or draw=if_stuck")
         for lu in self.lineups or ():
             k = self.seats
             if len(lu) != k or len(set(lu)) != k or not all(0 <= i < len(self.agents) for i in lu):

@@ -144,6 +144,6 @@ def make_plan(opts: TournamentOptions) -> Plan:
     seed = int(opts.seed)
     config = RunConfig(mode=opts.mode, agents=tuple(names), labels=tuple(labels), players=players, requested=count,
                        rules=rs.spec(), seed=seed, chunk_size=chunk_size, lineups=schedule.lineups,
-                       seating=opts.seating, until=opts.until)
+                       seating=opts.seating, until=opts.until, luck=opts.luck)
     out = opts.out if opts.out is not None else default_out(labels, players, opts.mode, count, seed, rs, opts.until)
     return Plan(config, schedule, specs, labels, [_portable(n) for n in names], rs, out, named, opts.until)

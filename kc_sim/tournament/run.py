@@ -156,7 +156,7 @@ class Run:
         self.setup = RunSetup(seed=plan.config.seed, rules=plan.rules.spec(), mode=plan.mode,
                               groups_per_lineup=sched.groups, n_agents=len(plan.labels), seatings=sched.seatings,
                               loop_names=tuple(plan.load_names), fault_dir=str((plan.out / layout.FAULTS_DIR).resolve()),
-                              watch_dir=self.watch_dir, decision_timeout=opts.decision_timeout)
+                              watch_dir=self.watch_dir, decision_timeout=opts.decision_timeout, luck=opts.luck)
         self.warm_up = ChunkTask.warm_up(self.setup, (plan.load_names[i] for i in sched.lineups[0]))
         self.pool = pool
         self.uses_pool = opts.backend == "loky" and workers > 1 and bool(pending)

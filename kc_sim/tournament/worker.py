@@ -45,6 +45,7 @@ class RunSetup:
     fault_dir: str | None = None                # where the runner saves the record of a misbehaving agent's round
     watch_dir: str | None = None                # where this process's watch file goes (kc_sim.processes.watch)
     decision_timeout: float | None = None       # seconds a decision may take (None: the default)
+    luck: bool = False                          # rounds with the draw control variates (kc_sim.core.draw_luck)
 
 
 @dataclass(frozen=True)
@@ -165,9 +166,10 @@ def _round_chunk(task: ChunkTask, agents, seeds, rules: RuleSet, loop_agents=Non
     seatings = task.seating_list()
     k, S, G = len(agents), len(seatings), len(seeds)
     parts = [runner.play_rounds(list(seat_lineup(agents, seating)), seeds, rules, fault_dir=task.setup.fault_dir,
-                                engine=task.engine, loop_agents=loop_agents, _loop_class=loop_class)  # raises AgentFault
+                                engine=task.engine, loop_agents=loop_agents, luck=task.setup.luck,
+                                _loop_class=loop_class)  # raises AgentFault
              for seating in seatings]
-    rows = np.stack(parts, axis=1).reshape(G * S, loop.ROUND_COLS)        # one copy, group by group
+    rows = np.stack(parts, axis=1).reshape(G * S, parts[0].shape[1])      # one copy, group by group
     group = np.repeat(np.arange(task.start, task.stop, dtype=np.int64), S)
     seating = np.tile(np.arange(S, dtype=np.int16), G)
     return compact_rounds(rows, k, group, seating)

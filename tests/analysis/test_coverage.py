@@ -152,7 +152,8 @@ def test_the_study_script_keeps_its_truth_as_checked_json(tmp_path):
 
     script = Path(__file__).resolve().parents[2] / "experiments" / "interval_coverage.py"
     args = [sys.executable, str(script), "--runs", "20", "--players", "2", "--deals", "20", "--scenarios",
-            "identical", "--truth-deals", "1000", "--real-runs", "0", "--bootstrap", "0", "--out", str(tmp_path)]
+            "identical", "--truth-deals", "1000", "--real-runs", "0", "--bootstrap", "0", "--luck-runs", "0",
+            "--out", str(tmp_path)]
     first = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr
     truth = tmp_path / "truth" / "identical_2p_1000.json"

@@ -29,6 +29,7 @@ import numpy as np
 from kc_sim.core import layout, loop
 from kc_sim.core import match as match_rule
 from kc_sim.core.policy_set import PolicySet, policy_ref
+from kc_sim.core.draw_luck import luck_of_log, write_luck
 from kc_sim.core.step import first_dealer
 from kc_sim.errors import UserError
 from kc_sim.game.rules import RuleSet, parse_rules
@@ -94,12 +95,14 @@ def _set_for(specs, loop_agents) -> PolicySet | None:
 
 def compiled_loop(specs, mode: str, loop_agents=None):
     """``(play function, its policies argument)`` for the compiled agents ``specs`` by match
-    seat: the loop of ``mode`` compiled for their policy set (that of ``loop_agents`` when
-    given), or the generic loop with the policy tuple (see the module docstring)."""
+    seat: the loop of ``mode`` (``rounds``, ``matches``, or ``rounds_luck``: rounds with the draw
+    control variates) compiled for their policy set (that of ``loop_agents`` when given), or
+    the generic loop with the policy tuple (see the module docstring)."""
     pset = _set_for(specs, loop_agents)
     if pset is not None:
         return loop.LOOPS[mode], pset.seat([s.policy for s in specs])
-    return (loop.play_rounds if mode == "rounds" else loop.play_matches), policies_tuple(specs)
+    generic = {"rounds": "play_rounds", "matches": "play_matches", "rounds_luck": "play_rounds_luck"}[mode]
+    return getattr(loop, generic), policies_tuple(specs)
 
 
 def loop_name(agents, engine: str = "auto", loop_agents=None) -> str:
@@ -141,11 +144,13 @@ def max_match_rounds(rules: RuleSet, players: int) -> int:
 # --- rounds ----------------------------------------------------------------------------------
 
 def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: str = "auto",
-                loop_agents=None, _loop_class=None) -> np.ndarray:
+                loop_agents=None, luck: bool = False, _loop_class=None) -> np.ndarray:
     """One independent round per seed, ``agents`` by seat (AgentSpecs or names). Returns
     int64 rows with ``kc_sim.core.loop``'s C_* columns (C_MATCH and C_MATCH_ROUND are -1).
     A misbehaving agent raises :class:`AgentFault` after saving the round to ``fault_dir``.
     ``loop_agents``: the agents the compiled loop is compiled for (default ``agents``).
+    ``luck``: also compute the draw control variates (:mod:`kc_sim.core.draw_luck`), written
+    to the columns ``loop.C_LUCK ...`` (rows then have ``loop.LUCK_ROUND_COLS`` columns).
     ``_loop_class`` (internal): the Python loop class to play with, default
     :class:`~kc_sim.play.driver.python_loop.PythonLoop` (the replay of a stalled chunk passes a
     subclass that shares its state with the process watching it)."""
@@ -154,13 +159,17 @@ def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: 
     players = len(specs)
     rules.check_players(players)
     seeds = np.ascontiguousarray(seeds, dtype=np.int64).reshape(-1)
-    out = np.zeros((len(seeds), loop.ROUND_COLS), dtype=np.int64)
+    if luck:
+        luck_rules(rules)
+    out = np.zeros((len(seeds), loop.LUCK_ROUND_COLS if luck else loop.ROUND_COLS), dtype=np.int64)
     if len(seeds) == 0:
         return out
     if not _engine(specs, engine):
         _python_rounds(specs, seeds, rules, out, fault_dir, loop_class=_loop_class)
         return out
-    play, pols = compiled_loop(specs, "rounds", loop_agents)
+    play, pols = compiled_loop(specs, "rounds_luck" if luck else "rounds", loop_agents)
+    if luck:
+        play = _with_scratch(play)
     codes = rules.codes()
     raised = False
     try:
@@ -170,7 +179,7 @@ def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: 
         raised = True
 
         def run(lo, hi):
-            part = np.zeros((hi - lo, loop.ROUND_COLS), dtype=np.int64)
+            part = np.zeros((hi - lo, out.shape[1]), dtype=np.int64)
             return raises(lambda: play(seeds[lo:hi], players, codes, pols, part))
 
         bad = first_failing(run, len(seeds))
@@ -180,6 +189,20 @@ def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: 
                        fault_dir, first_index=int(bad), loop_class=_loop_class)
         raise unreproduced(specs, int(seeds[bad]), None if raised else out[bad])
     return out
+
+
+def luck_rules(rules: RuleSet) -> None:
+    """Refuse rules the draw control variates do not cover (draw=if_stuck)."""
+    if rules.draw == "if_stuck":
+        raise UserError("the draw control variates need draw=end or draw=start (under draw=if_stuck a turn "
+                        "draws only when stuck): turn them off (--no-luck) or change the rules")
+
+
+def _with_scratch(play):
+    """The luck loop as a call with the round loop's arguments: its scratch array added."""
+    def run(seeds, players, codes, pols, out):
+        return play(seeds, players, codes, pols, out, np.zeros((layout.MAX_SEATS, loop.N_LUCK)))
+    return run
 
 
 def _python_rounds(specs, seeds, rules, out, fault_dir, first_index: int = 0, loop_class=None) -> None:
@@ -197,6 +220,10 @@ def _python_rounds(specs, seeds, rules, out, fault_dir, first_index: int = 0, lo
             raise python_loop.fault(f, seed, players, dealer, seat_map, match=None,
                                     round=first_index + i) from f.__cause__
         write_row(python_loop.st, seed, seat_map_arr, out, i, -1, -1)
+        if out.shape[1] > loop.ROUND_COLS:
+            sums = np.zeros((layout.MAX_SEATS, loop.N_LUCK))
+            luck_of_log(seed, players, dealer, rules.codes(), python_loop.log[1:python_loop.log[0]], sums)
+            write_luck(sums, seat_map_arr, players, out, i)
 
 
 # --- matches ---------------------------------------------------------------------------------
