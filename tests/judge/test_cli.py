@@ -48,8 +48,9 @@ def test_tables_name_the_evaluator_and_hindsight(records):
     r = kc_sim("analyse", records, "--round", "1", "--seat", "0", "--evaluator", "greedy", "--budget", "16",
                "--seen", "all", "--no-luck")
     assert r.returncode == 0, r.stderr
-    assert "judged by greedy" in r.stdout and "HINDSIGHT" in r.stdout
-    assert "record 1 (line 2)" in r.stdout and "error rate" in r.stdout
+    said = " ".join(r.stdout.split())           # the header wraps at the console's width (a long path)
+    assert "judged by greedy" in said and "HINDSIGHT" in said
+    assert "record 1 (line 2)" in said and "error rate" in said
 
 
 @pytest.mark.parametrize("content,expected", [
