@@ -3,7 +3,7 @@
 A decision is the sampler's (:mod:`agents.sampler`): the planner's best lines for the turn
 plus "stop" are the candidates, each played in the same ``budget`` worlds sampled from the
 cards the seat has not seen; the candidate with the best mean objective is played. What
-changes is the rollout policy: instead of the sampler's capped planner, the shipped network
+changes is the rollout policy: instead of the sampler's greedy play, the shipped network
 (:mod:`agents.net`) plays every seat, for the sampler's :data:`~agents.sampler.HORIZON`
 turns (to the round's end once the stock is empty), and the sampler's objective scores where
 it stops. Rollouts to the round's end were measured weaker and four times slower (on the

@@ -12,12 +12,9 @@ keeps each answer.
 
 from __future__ import annotations
 
-import json
-import tempfile
 import threading
-from pathlib import Path
 
-from kc_sim.judge.analyse import analyse_file
+from kc_sim.judge.analyse import analyse_records
 from kc_sim.picture.evaluation import evaluation_data
 from kc_sim.play.seeing import replay_doc
 from kc_sim.serve.limits import Limits
@@ -34,10 +31,7 @@ def analyse_round(record: dict, seat: int, budget: int = BUDGET) -> dict:
     better action, the loss in points of win probability with its 95% interval, the replay
     step), and what the page's replay viewer draws (kc_sim/picture/replay.js): the round's
     replay document (``replay``) and the evaluation graph's data (``graph``)."""
-    with tempfile.TemporaryDirectory(prefix="kc-sim-review-") as tmp:
-        path = Path(tmp) / "round.jsonl"
-        path.write_text(json.dumps(record) + "\n", encoding="utf-8")
-        report = analyse_file(path, seats=[seat], budget=budget, luck=False)
+    report = analyse_records([record], source="the round", seats=[seat], budget=budget, luck=False)
     rnd = report["rounds"][0]
     mine = rnd["seats"][str(seat)]
     labelled = sorted((d for d in rnd["decisions"] if d["seat"] == seat and d["label"]),
