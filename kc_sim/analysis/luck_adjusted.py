@@ -47,29 +47,57 @@ class PairLuck:
 
 
 class _DealTotals:
-    """Per deal of one pair: sums over its rounds of the score, the penalty difference and
-    the features, and the rounds; concatenated part by part, summed by deal at the end (a
-    deal may be split over parts)."""
+    """One pair's deals streamed into the cross-fitted statistics (score and penalty), part
+    by part, so memory does not grow with the run: per deal the rounds and the sums of the
+    score, the penalty difference and the features. A part holds every round of its deals
+    for one line-up; a deal the pair meets in ``need`` line-ups (several parts) is held until
+    all of them are read (``need`` 0: unknown, held to the end)."""
 
-    def __init__(self):
-        self.parts = []
+    def __init__(self, n_features: int, need: int, folds: int):
+        self.need = need if need else 10**9
+        self.score, self.penalty = FoldStats(n_features, folds), FoldStats(n_features, folds)
+        self.rounds = 0
+        self.held: dict[int, tuple[np.ndarray, int]] = {}     # deal -> (sums, parts seen)
 
     def add(self, group, score, pen, x):
         deals, inv = np.unique(group, return_inverse=True)
         D = len(deals)
-        cols = [np.bincount(inv, minlength=D).astype(np.float64), np.bincount(inv, score, D),
-                np.bincount(inv, pen, D)] + [np.bincount(inv, x[:, j], D) for j in range(x.shape[1])]
-        self.parts.append((deals, np.column_stack(cols)))
+        sums = np.column_stack([np.bincount(inv, minlength=D).astype(np.float64), np.bincount(inv, score, D),
+                                np.bincount(inv, pen, D)] + [np.bincount(inv, x[:, j], D) for j in range(x.shape[1])])
+        self.rounds += len(group)
+        if self.need > 1:
+            deals, sums = self._complete(deals, sums)
+        self._fold(deals, sums)
 
-    def per_deal(self):
-        """(deals, y_score, y_penalty, X): means over each deal's rounds."""
-        deals = np.concatenate([d for d, _ in self.parts])
-        tot = np.concatenate([t for _, t in self.parts])
-        uniq, inv = np.unique(deals, return_inverse=True)
-        s = np.zeros((len(uniq), tot.shape[1]))
-        np.add.at(s, inv, tot)
-        n = s[:, :1]
-        return uniq, s[:, 1] / n[:, 0], s[:, 2] / n[:, 0], s[:, 3:] / n
+    def _complete(self, deals, sums):
+        """The deals whose every line-up is now read (their sums over the parts); the rest held."""
+        done = []
+        for d, row in zip(deals.tolist(), sums):
+            total, seen = self.held.get(d, (0.0, 0))
+            total, seen = total + row, seen + 1
+            if seen >= self.need:
+                self.held.pop(d, None)
+                done.append((d, total))
+            else:
+                self.held[d] = (total, seen)
+        return np.array([d for d, _ in done], np.int64), np.array([t for _, t in done]).reshape(len(done), sums.shape[1])
+
+    def _fold(self, deals, sums):
+        if len(deals):
+            n = sums[:, :1]
+            X = sums[:, 3:] / n
+            self.score.add(deals, sums[:, 1] / n[:, 0], X)
+            self.penalty.add(deals, sums[:, 2] / n[:, 0], X)
+
+    def finish(self) -> tuple[Adjusted, Adjusted] | None:
+        """The adjusted score and penalty difference (None: too few deals for the folds)."""
+        if self.held:
+            self._fold(np.array(list(self.held), np.int64), np.array([t for t, _ in self.held.values()]))
+            self.held = {}
+        if self.score.n.sum() < 2 * self.score.folds:
+            return None
+        mu = np.zeros(self.score.F)
+        return adjusted_mean(self.score, mu), adjusted_mean(self.penalty, mu)
 
 
 def pair_luck(deals, y_score, y_pen, X, folds: int = FOLDS) -> tuple[Adjusted, Adjusted]:
@@ -97,7 +125,9 @@ def run_luck_adjusted(run_dir, pairs=None, *, folds: int = FOLDS) -> list[PairLu
     labels, k = man.labels, man.config.players
     pidx = pair_indices(labels, pairs)
     index = {n: i for i, n in enumerate(labels)}
-    totals = [_DealTotals() for _ in pidx]
+    lineups = man.lineups or None
+    need = [sum(1 for lu in lineups if a in lu and b in lu) if lineups else 0 for a, b in pidx]
+    totals = [_DealTotals(len(LUCK_FEATURES), nd, folds) for nd in need]
     luck = [seat_names(f"{LUCK}{f}_", k) for f in LUCK_FEATURES]
     cols = ["group"] + seat_names(AGENT, k) + seat_names(PENALTY, k) + [n for names in luck for n in names]
     for t in reader.tables(columns=cols, paths=reader.parts()):
@@ -116,14 +146,9 @@ def run_luck_adjusted(run_dir, pairs=None, *, folds: int = FOLDS) -> list[PairLu
             totals[p].add(group[both], ahead(pa, pb).astype(np.float64), (pa - pb).astype(np.float64), x)
     out = []
     for p, (a, b) in enumerate(pidx):
-        if not totals[p].parts:
-            continue
-        deals, ys, yp, X = totals[p].per_deal()
-        rounds = int(sum(t[:, 0].sum() for _, t in totals[p].parts))
-        if len(deals) < 2 * folds:
-            continue
-        score, penalty = pair_luck(deals, ys, yp, X, folds)
-        out.append(PairLuck(labels[a], labels[b], rounds, score, penalty))
+        got = totals[p].finish()
+        if got is not None:
+            out.append(PairLuck(labels[a], labels[b], totals[p].rounds, *got))
     if not out:
         raise UserError(f"too few deals in {run_dir} for luck-adjusted estimates: expected at least {2 * folds}")
     return out
