@@ -70,7 +70,9 @@ class FirstLegal(PythonAgent):
         return obs.legal[0]
 
 
-def _spec(name: str) -> AgentSpec:
+def bench_spec(name: str) -> AgentSpec:
+    """The agent ``name`` as the benchmarks play it: any registered agent, or the
+    benchmarks' own ``FirstLegal`` (the cheapest Python agent, a floor for the call cost)."""
     if name == FirstLegal.name:
         return AgentSpec(FirstLegal.name, FirstLegal.__doc__, factory=FirstLegal)
     return load_agent(name)
@@ -83,7 +85,8 @@ def decisions(rows: np.ndarray) -> int:
                - (rows[:, loop.C_END] == L.END_OUT).sum())
 
 
-def _time(specs, seeds, rules) -> tuple[float, float, np.ndarray]:
+def timed_rounds(specs, seeds, rules) -> tuple[float, float, np.ndarray]:
+    """Play one round per seed with ``specs``: (CPU seconds, wall seconds, the round rows)."""
     c0, w0 = time.process_time(), time.perf_counter()
     rows = play_rounds(specs, seeds, rules)
     return time.process_time() - c0, time.perf_counter() - w0, rows
@@ -93,7 +96,7 @@ def _timed_batches(specs, seeds, rules, repeats: int) -> tuple[list[float], floa
     """(rounds per CPU-second of each batch, wall seconds of all, rows of each batch)."""
     rates, wall, rows = [], 0.0, []
     for part in np.array_split(seeds, max(1, min(repeats, len(seeds)))):
-        cpu, w, r = _time(specs, part, rules)
+        cpu, w, r = timed_rounds(specs, part, rules)
         rates.append(len(part) / max(cpu, 1e-9))
         wall += w
         rows.append(r)
@@ -118,7 +121,7 @@ def bench_agents(rounds: int = 200_000, players: int = 4, rules: str = "classic"
     names = DEFAULT_AGENTS if agents is None else list(agents)
     entries = [(load_agent(n), rounds) for n in names]
     if python_rounds:
-        entries.append((_spec(FirstLegal.name), python_rounds))
+        entries.append((bench_spec(FirstLegal.name), python_rounds))
     out = []
     for spec, n in entries:
         specs = [spec] * players
@@ -149,14 +152,14 @@ def in_turns(sides: dict[str, tuple[str, int]], players: int, rules: str = "clas
     batch of each side on the deals of that turn, one side after the other. Returns per side
     the rounds per CPU-second and the CPU-nanoseconds per decision of each turn."""
     rs = parse_rules(rules)
-    specs = {side: [_spec(agent)] * players for side, (agent, _) in sides.items()}
+    specs = {side: [bench_spec(agent)] * players for side, (agent, _) in sides.items()}
     for side, (_, n) in sides.items():
         _warm(specs[side], rs, n, seed)
     out = {side: {"rounds_per_s": [], "ns_per_decision": []} for side in sides}
     for t in range(turns):
         for side, (_, n) in sides.items():
             seeds = np.arange(n, dtype=np.int64) + (seed * turns + t) * 1_000_003
-            cpu, _, rows = _time(specs[side], seeds, rs)
+            cpu, _, rows = timed_rounds(specs[side], seeds, rs)
             cpu = max(cpu, 1e-9)
             out[side]["rounds_per_s"].append(n / cpu)
             out[side]["ns_per_decision"].append(cpu * 1e9 / max(decisions(rows), 1))

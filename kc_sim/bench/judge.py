@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from kc_sim.bench.agents import _spec, _time, decisions
+from kc_sim.bench.agents import bench_spec, decisions, timed_rounds
 from kc_sim.bench.spread import with_spread
 from kc_sim.core.layout import STATE_SIZE
 from kc_sim.core.rng import derive
@@ -57,15 +57,15 @@ def rollouts_vs_core(turns: int = TURNS, n: int = BATCH_ROUNDS, seed: int = 11) 
     """Rounds per CPU-second of the evaluator in the core's compiled loop and in the judge's
     rollout kernel, in turns on fresh deals, and their ratio turn by turn."""
     rules = parse_rules("classic")
-    spec = _spec(DEFAULT_EVALUATOR)
+    spec = bench_spec(DEFAULT_EVALUATOR)
     specs = [spec] * PLAYERS
     st = _fresh_position(seed, rules)
     view_batch(st, 0, PRIOR, spec.policy, seed, 0, 8)                      # compile or load first
-    _time(specs, np.arange(8, dtype=np.int64), rules)
+    timed_rounds(specs, np.arange(8, dtype=np.int64), rules)
     core, roll, per_round = [], [], []
     for t in range(turns):
         seeds = np.arange(n, dtype=np.int64) + (seed * turns + t) * 1_000_003
-        cpu, _, rows = _time(specs, seeds, rules)
+        cpu, _, rows = timed_rounds(specs, seeds, rules)
         core.append(n / max(cpu, 1e-9))
         per_round.append(decisions(rows) / n)
         c0 = time.process_time()
@@ -84,7 +84,7 @@ def rollouts_vs_core(turns: int = TURNS, n: int = BATCH_ROUNDS, seed: int = 11) 
 def round_seconds(rounds: int = ROUNDS, within: float = WITHIN, seed: int = 5) -> dict:
     """Wall seconds to judge every decision of ``rounds`` recorded rounds (``planner`` against
     ``greedy``, 2-player classic) to ``within`` points, the default evaluator rolling out."""
-    policy = _spec(DEFAULT_EVALUATOR).policy
+    policy = bench_spec(DEFAULT_EVALUATOR).policy
     seconds, cpu, judged, worlds = [], [], [], []
     for i in range(rounds):
         rec = record_round(["planner", "greedy"], int(derive(seed, i)), "classic")

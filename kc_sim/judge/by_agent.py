@@ -11,7 +11,10 @@ with ``paired``, which leaves out the skewness correction of the tournament tabl
 tens of rounds a sample holds, that correction swung the bounds far out of the figures' range):
 
 * ``error_rate``: the loss summed over the round / the judged decisions of the round;
-* ``loss_per_round``: the loss summed over the round / the seats the agent held in it;
+* ``loss_per_round``: the loss summed over the round / the seats the agent held in it
+  (both are losses, which cannot be below 0, so their lower bounds are kept at 0 or above:
+  a decision's cross-fitted loss is unbiased and can come out negative, and with few rounds
+  Student's interval reached below 0);
 * ``accuracy``: the decisions not told apart from the best / the judged decisions (percent;
   its bounds kept within 0 and 100);
 * ``luck``: the luck (deal and draws) / the seats held (only when luck was measured).
@@ -34,16 +37,20 @@ __all__ = ["agent_figures"]
 _FIELDS = ("loss", "judged", "good", "luck", "seats", "decisions", "won")
 
 
-def _interval(S, N, scale: float = 1.0, share: bool = False) -> list | None:
+def _interval(S, N, scale: float = 1.0, share: bool = False, positive: bool = False) -> list | None:
     """``[mean, lo, hi]`` of the ratio of sums over rounds, rounded; None with no
     observation; the bounds None with fewer than two rounds. A ``share`` (accuracy) has its
-    bounds kept within 0 and 1 (the t interval of a share near 1 reaches past it)."""
+    bounds kept within 0 and 1 (the t interval of a share near 1 reaches past it); a
+    ``positive`` figure (a loss) has its bounds kept at 0 or above (the point estimate, unbiased,
+    is left as it is). Cutting an interval to the values the figure can take loses no coverage."""
     S, N = np.asarray(S, float), np.asarray(N, float)
     if N.sum() <= 0:
         return None
     m, lo, hi = mean_from_sums(S, N, paired=True)
-    if share and not math.isnan(lo):
-        lo, hi = max(lo, 0.0), min(hi, 1.0)
+    if (share or positive) and not math.isnan(lo):
+        lo, hi = max(lo, 0.0), max(hi, 0.0)
+    if share and not math.isnan(hi):
+        hi = min(hi, 1.0)
     fix = (lambda x: None if x is None or math.isnan(x) else round(scale * x, 3))
     return [fix(m), fix(lo), fix(hi)]
 
@@ -85,8 +92,8 @@ def agent_figures(report: dict) -> dict:
         out[name] = {
             "rounds": len(r), "seats": int(col["seats"].sum()), "decisions": int(col["decisions"].sum()),
             "judged": int(col["judged"].sum()), "wins": int(col["won"].sum()),
-            "error_rate": _interval(col["loss"], col["judged"]),
-            "loss_per_round": _interval(col["loss"], col["seats"]),
+            "error_rate": _interval(col["loss"], col["judged"], positive=True),
+            "loss_per_round": _interval(col["loss"], col["seats"], positive=True),
             "accuracy": _interval(col["good"], col["judged"], 100.0, share=True),
             "luck": _interval(col["luck"], col["seats"]) if luck else None,
             "labels": {lab: int(sum(x[lab] for x in r)) for lab, _ in LABELS},

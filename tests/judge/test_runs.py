@@ -78,7 +78,7 @@ def test_agent_figures_are_ratios_of_per_round_sums():
     assert a["rounds"] == 3 and a["seats"] == 4 and a["judged"] == 2 + 3 + 3 and a["decisions"] == 3 + 4 + 3
     S, N = [2.0, 24.0, 6.5], [2, 3, 3]
     m, lo, hi = mean_from_sums(S, N, paired=True)
-    assert a["error_rate"] == [round(m, 3), round(lo, 3), round(hi, 3)]
+    assert lo < 0 and a["error_rate"] == [round(m, 3), 0.0, round(hi, 3)]   # a loss's bounds are cut at 0
     assert math.isclose(a["error_rate"][0], sum(S) / sum(N), abs_tol=1e-3)
     assert math.isclose(a["loss_per_round"][0], sum(S) / 4, abs_tol=1e-3)
     assert math.isclose(a["luck"][0], (10 - 4 + 3) / 4, abs_tol=1e-3)
@@ -86,6 +86,18 @@ def test_agent_figures_are_ratios_of_per_round_sums():
     # accuracy: the decisions whose interval reaches 0 (the losses of 0, 0, 0 and 0.5 here)
     assert math.isclose(a["accuracy"][0], 100 * 4 / 8, abs_tol=1e-3)
     assert figs["b"]["rounds"] == 2 and figs["b"]["error_rate"][0] == pytest.approx(9 / 3, abs=1e-3)
+
+
+def test_a_loss_interval_stays_at_or_above_zero():
+    """Cross-fitted losses can come out below 0; the loss is not, so its bounds are cut at 0
+    and the unbiased point estimate is kept."""
+    report = {"luck": False, "rounds": [_round(["a", "b"], [([-0.4, 0.1], 0.0), ([3.0], 0.0)]),
+                                        _round(["a", "b"], [([-0.2], 0.0), ([1.0, 2.0], 0.0)])]}
+    figs = agent_figures(report)
+    m, lo, hi = mean_from_sums([-0.3, -0.2], [2, 1], paired=True)
+    assert m < 0 and lo < 0 and figs["a"]["error_rate"] == [round(m, 3), 0.0, round(hi, 3)]
+    assert figs["a"]["loss_per_round"][1] == 0.0
+    assert figs["b"]["error_rate"][1] >= 0
 
 
 def test_analyse_a_run_folder_per_agent(run):
