@@ -14,8 +14,8 @@ Use::
 
     python experiments/judge_ordering.py --rounds 1200 --records 240 --sample 120 --jobs 2 --out runs/judge_order
 
-``--jobs J`` judges the sample in J processes (each record's figures depend only on the seed
-and its index, so the split changes nothing). ``--no-luck`` is the default here (the luck
+``--jobs J`` judges the sample in J processes, as ``kc-sim analyse --jobs J`` does (each
+record's figures depend only on the seed and its index, so the split changes nothing). ``--no-luck`` is the default here (the luck
 figures are not needed for the ordering; ``--luck`` measures them too).
 """
 
@@ -26,16 +26,9 @@ import json
 import subprocess
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 AGENTS = ("random", "greedy", "planner", "sampler")
-
-
-def judge_part(path: str, rounds: list[int], seed: int, budget: int, luck: bool) -> dict:
-    from kc_sim.judge.analyse import analyse_file
-
-    return analyse_file(path, rounds=rounds, seed=seed, budget=budget, luck=luck)
 
 
 def tournament(out: Path, rounds: int, records: int, seed: int, jobs: int) -> None:
@@ -63,22 +56,21 @@ def win_rates(out: Path) -> dict:
 
 def judge(out: Path, sample: int, seed: int, budget: int, luck: bool, jobs: int) -> dict:
     from kc_sim.analysis.judged import run_records
-    from kc_sim.judge.by_agent import agent_figures
-    from kc_sim.judge.sample import count_records, sample_indices
+    from kc_sim.judge.sample import analyse_sample
+    from kc_sim.processes.pool import WorkerPool
 
-    path = run_records(out)
-    chosen = sample_indices(count_records(path), sample, seed)
-    parts = [chosen[i::jobs] for i in range(jobs)]
-    with ProcessPoolExecutor(jobs) as pool:
-        reports = list(pool.map(judge_part, [str(path)] * jobs, parts, [seed] * jobs, [budget] * jobs,
-                                [luck] * jobs))
-    merged = {**reports[0], "rounds": sorted((r for rep in reports for r in rep["rounds"]),
-                                             key=lambda r: r["record"])}
-    return {"sampled": chosen, "report": merged, "agents": agent_figures(merged)}
+    with WorkerPool() as pool:
+        if jobs > 1:
+            pool.start(jobs)
+        rep = analyse_sample(run_records(out), sample, seed=seed, budget=budget, luck=luck,
+                             map_rounds=pool.map_ordered if jobs > 1 else None)
+    return {"sampled": rep["sampled"], "report": rep, "agents": rep["agents"]}
 
 
 def show(fig) -> str:
-    return "-" if fig is None else f"{fig[0]:.2f} [{fig[1]:.2f}, {fig[2]:.2f}]"
+    if fig is None:
+        return "-"
+    return f"{fig[0]:.2f}" if fig[1] is None else f"{fig[0]:.2f} [{fig[1]:.2f}, {fig[2]:.2f}]"
 
 
 def main(argv=None) -> int:

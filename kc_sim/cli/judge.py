@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, List, Optional
 
@@ -23,6 +24,36 @@ _LABELS = ", ".join(f"{name} from {least:g}" for name, least in reversed(LABELS)
 def _say_round(report: dict, seconds: float) -> None:
     """A line on stderr as each round is judged (in a terminal): an analysis takes seconds a round."""
     notice(f"record {report['record']}: {len(report['decisions'])} decisions judged in {seconds:.1f} s")
+
+
+@contextmanager
+def _judging_pool(jobs: int):
+    """The worker pool of ``--jobs`` above 1 (None: judge in this process), closed on leaving."""
+    if jobs == 1:
+        yield None
+        return
+    from kc_sim.processes.pool import WorkerPool
+
+    with WorkerPool() as pool:
+        pool.start(jobs)
+        yield pool
+
+
+def _judge(file: Path, rounds, sample, options: dict):
+    """(the records judged: the file, or the run folder's record file; the report)."""
+    # lazy: numba and the compiled core; kc-sim --help must not load them
+    records = file
+    if file.is_dir():
+        from kc_sim.analysis.judged import run_records
+
+        records = run_records(file)
+    if sample is not None or file.is_dir():
+        from kc_sim.judge.sample import analyse_sample
+
+        return records, analyse_sample(records, sample, source=str(file), **options)
+    from kc_sim.judge.analyse import analyse_file
+
+    return records, analyse_file(file, rounds=rounds or None, **options)
 
 
 def analyse(
@@ -48,6 +79,8 @@ def analyse(
     luck: Annotated[bool, typer.Option("--luck/--no-luck", help="measure the luck of the deal and of every draw")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (kc-sim/analysis/1) instead of "
                                           "tables")] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="processes that judge, a round each at a time (the "
+                                      "figures are the same whatever --jobs)")] = 1,
     out: Annotated[Optional[Path], typer.Option(
         "--out", "-o", help="also write one self-contained HTML page: a replay per judged round with its evaluation "
         "graph (win probability of each judged seat along the round, decisions marked by label, draws by luck) "
@@ -61,22 +94,18 @@ def analyse(
         raise UserError("bad --round with --sample: --sample draws the rounds itself; give one or the other")
     if sample is not None and sample < 1:
         raise UserError(f"bad --sample {sample}: expected 1 or more rounds")
+    if not 1 <= jobs <= 256:
+        raise UserError(f"bad --jobs {jobs}: expected 1 to 256 processes")
     options = dict(seats=seats or None, evaluator=evaluator, budget=budget, seed=seed, hindsight=seen == "all",
                    luck=luck, on_round=_say_round if sys.stderr.isatty() else None)
-    # lazy: numba and the compiled core; kc-sim --help must not load them
-    records = file
-    if file.is_dir():
-        from kc_sim.analysis.judged import run_records
-
-        records = run_records(file)
-    if sample is not None or file.is_dir():
-        from kc_sim.judge.sample import analyse_sample
-
-        report = analyse_sample(records, sample, source=str(file), **options)
-    else:
-        from kc_sim.judge.analyse import analyse_file
-
-        report = analyse_file(file, rounds=rounds or None, **options)
+    try:
+        with _judging_pool(jobs) as pool:
+            if pool is not None:
+                options["map_rounds"] = pool.map_ordered
+            records, report = _judge(file, rounds, sample, options)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt("interrupted; nothing was written (an analysis is printed and saved when it "
+                                "ends)") from None
     if as_json:
         typer.echo(json.dumps(report))
     else:

@@ -144,7 +144,7 @@ def analyse_records(records, *, source: str = "<records>", **options) -> dict:
     """The analysis of game record dicts (``records``: dicts, or ``(index, dict)`` pairs;
     :func:`check_records`) without a file: what ``kc-sim play``, the run analysis and the
     report call. ``source`` names them in the report's ``file``; ``options`` as
-    :func:`_analyse` (seats, evaluator, budget, seed, hindsight, luck, progress, on_round)."""
+    :func:`_analyse` (seats, evaluator, budget, seed, hindsight, luck, progress, on_round, map_rounds)."""
     _check_options(options)
     return _analyse(check_records(records), source, **options)
 
@@ -162,30 +162,46 @@ def _check_options(options: dict) -> None:
 def _analyse(records, source: str, *, seats=None, evaluator: str = DEFAULT_EVALUATOR, budget: int = DEFAULT_BUDGET,
              seed: int = 0, hindsight: bool = False, luck: bool = True,
              progress: Callable[[int], None] | None = None,
-             on_round: Callable[[dict, float], None] | None = None) -> dict:
+             on_round: Callable[[dict, float], None] | None = None,
+             map_rounds: Callable | None = None) -> dict:
     """The analysis of checked ``(index, line, record)`` triples (``seats``: seat numbers,
     None: all) as a report dict (``FORMAT``). ``progress(k)`` is called as k more decisions
-    or draws are judged, ``on_round(report, seconds)`` as each round is done."""
-    name, policy = evaluator_policy(evaluator)
+    or draws are judged (in this process only), ``on_round(report, seconds)`` as each round
+    is done. ``map_rounds(fn, arg_tuples)``, when given, runs :func:`judge_round` over the
+    rounds elsewhere (worker processes: ``kc-sim analyse --jobs``) and yields the results in
+    the order given; a round's figures depend only on the seed and its index, so where it was
+    judged changes nothing."""
+    name, _ = evaluator_policy(evaluator)
     replayed = [replay(i, n, rec) for i, n, rec in records]
     if seats is not None and all(max(seats) >= r.players for r in replayed):
         raise UserError(f"bad --seat {max(seats)}: the rounds have {replayed[0].players} seats, counted from 0")
-    progress = progress or (lambda k: None)
     out = {
         "format": FORMAT, "file": source, "evaluator": name, "view": "hindsight" if hindsight else "seat",
         "budget": budget, "batch": BATCH, "equal_within": EQUAL_WITHIN, "seed": seed,
         "labels": {label: least for label, least in LABELS}, "luck": luck, "rounds": [],
     }
+    tasks = [(r, [s for s in range(r.players) if seats is None or s in seats], evaluator, seed, budget, hindsight,
+              luck) for r in replayed]
+    if map_rounds is None:
+        done = (judge_round(*t, progress=progress) for t in tasks)
+    else:
+        done = map_rounds(judge_round, tasks)
     by_seat: dict[int, list] = {}
-    for r in replayed:
-        chosen = [s for s in range(r.players) if seats is None or s in seats]
-        started = time.perf_counter()
-        report, judged = _round_report(r, chosen, policy, seed=seed, budget=budget, hindsight=hindsight,
-                                       luck=luck, progress=progress)
+    for (_, chosen, *_), (report, judged, seconds) in zip(tasks, done):
         out["rounds"].append(report)
         if on_round is not None:
-            on_round(report, time.perf_counter() - started)
+            on_round(report, seconds)
         for s in chosen:
             by_seat.setdefault(s, []).extend(j for j in judged if j.seat == s)
     out["seats"] = _totals(by_seat, out["rounds"])
     return out
+
+
+def judge_round(r, seats, evaluator: str, seed: int, budget: int, hindsight: bool, luck: bool,
+                progress: Callable[[int], None] | None = None) -> tuple[dict, list, float]:
+    """One replayed round's ``seats`` judged with the agent ``evaluator`` (by name, so that a
+    worker process loads it itself): (its report, its judged decisions, seconds taken)."""
+    started = time.perf_counter()
+    report, judged = _round_report(r, seats, evaluator_policy(evaluator)[1], seed=seed, budget=budget,
+                                   hindsight=hindsight, luck=luck, progress=progress or (lambda k: None))
+    return report, judged, time.perf_counter() - started

@@ -15,11 +15,14 @@ play layer are.
 
 from __future__ import annotations
 
+import collections
+import itertools
 import os
 import signal
 import threading
 from contextlib import contextmanager
 
+from kc_sim.errors import UserError
 from kc_sim.processes import compat
 from kc_sim.processes.lifeline import die_with_parent
 
@@ -97,6 +100,33 @@ class WorkerPool:
     def submit(self, fn, *args):
         """``fn(*args)`` in a worker: its future."""
         return self.executor.submit(fn, *args)
+
+    def map_ordered(self, fn, arg_tuples):
+        """``fn(*args)`` for each of ``arg_tuples`` in the workers (the pool must be started),
+        yielding the results in the order given as they come. At most two tasks per worker
+        are queued at a time (as the tournament's backend does): what is left to stop on an
+        interrupt stays small. A worker that died (seen by loky, or by :meth:`dead_worker`
+        every second, which loky can miss) is a one-line :class:`~kc_sim.errors.UserError`."""
+        todo = iter(arg_tuples)
+        queued = collections.deque(self.submit(fn, *args) for args in itertools.islice(todo, 2 * self.workers))
+        try:
+            while queued:
+                while True:
+                    try:
+                        result = queued[0].result(timeout=1.0)
+                        break
+                    except TimeoutError:
+                        if self.dead_worker() is not None:
+                            raise compat.BrokenProcessPool(self.dead_worker()) from None
+                queued.popleft()
+                for args in itertools.islice(todo, 1):
+                    queued.append(self.submit(fn, *args))
+                yield result
+        except compat.BrokenProcessPool as e:
+            raise UserError(f"a worker process died ({self.dead_worker() or e}); nothing was written: run the "
+                            "command again, or with --jobs 1") from None
+        # (the futures left are not cancelled: loky's manager thread fails on a cancelled future
+        # at shutdown; closing the pool stops their workers)
 
     def processes(self) -> dict:
         """The worker processes, pid -> process object (a copy of loky's table)."""

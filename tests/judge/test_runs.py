@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
+import time
 
+import psutil
 import pytest
 
 from kc_sim.errors import UserError
@@ -119,7 +123,66 @@ def test_analyse_a_run_folder_per_agent(run):
     assert "greedy" in said and "random" in said and "error rate" in said
 
 
+def test_jobs_judge_in_worker_processes_with_the_same_figures(run):
+    """--jobs 2 judges a round per worker process at a time; every figure (per round, per seat,
+    per agent) equals the one-process analysis'."""
+    args = ("analyse", run, "--sample", "4", "--seed", "9", "--evaluator", "greedy", "--budget", "24", "--json")
+    one, two = kc_sim(*args), kc_sim(*args, "--jobs", "2")
+    assert one.returncode == 0 and two.returncode == 0, (one.stderr, two.stderr)
+    a, b = json.loads(one.stdout), json.loads(two.stdout)
+    assert len(a["rounds"]) == 4 and a == b
+
+
+def test_a_killed_judging_worker_ends_with_one_line(run):
+    """kill -9 of a worker process while it judges: one line naming the dead worker, exit 2,
+    no traceback, no process left behind."""
+    proc = subprocess.Popen([sys.executable, "-m", "kc_sim.cli", "analyse", str(run), "--sample", "6", "--jobs", "2",
+                             "--budget", "2048", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        victim, deadline = None, time.monotonic() + 300
+        while victim is None and proc.poll() is None and time.monotonic() < deadline:
+            for child in psutil.Process(proc.pid).children(recursive=True):
+                try:
+                    if "loky" in " ".join(child.cmdline()) and child.cpu_times().user > 2.0:
+                        victim = child
+                        break
+                except psutil.NoSuchProcess:
+                    pass
+            time.sleep(0.2)
+        assert victim is not None, f"no busy worker seen (exit {proc.poll()})"
+        children = psutil.Process(proc.pid).children(recursive=True)
+        victim.kill()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 2 and out == "", (proc.returncode, err[-2000:])
+    assert "a worker process died" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    gone, alive = psutil.wait_procs(children, timeout=30)
+    assert not alive, alive
+
+
+def test_ctrl_c_while_workers_judge(run):
+    """Ctrl-C in a terminal once a round is judged by --jobs 2: one line, exit 130, no
+    traceback from the pool's threads, no worker left."""
+    pexpect = pytest.importorskip("pexpect")
+    child = pexpect.spawn(sys.executable, ["-m", "kc_sim.cli", "analyse", str(run), "--sample", "6", "--jobs", "2",
+                                           "--budget", "2048"], encoding="utf-8", timeout=300)
+    try:
+        child.expect(r"record \d+: \d+ decisions judged")
+        kids = psutil.Process(child.pid).children(recursive=True)
+        child.sendintr()
+        child.expect(pexpect.EOF, timeout=60)
+        said = child.before
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 130, said[-2000:]
+    assert "interrupted; nothing was written" in said and "Traceback" not in said and "Exception in" not in said
+    gone, alive = psutil.wait_procs(kids, timeout=30)
+    assert not alive, alive
+
+
 @pytest.mark.parametrize("args,expected", [
+    (["--jobs", "0"], "bad --jobs 0"),
     (["--sample", "0"], "bad --sample 0"),
     (["--sample", "7"], "only 6 record(s)"),
     (["--sample", "2", "--round", "1"], "bad --round with --sample"),
