@@ -55,15 +55,10 @@ def win_rates(out: Path) -> dict:
 
 
 def judge(out: Path, sample: int, seed: int, budget: int, luck: bool, jobs: int) -> dict:
-    from kc_sim.analysis.judged import run_records
-    from kc_sim.judge.sample import analyse_sample
-    from kc_sim.processes.pool import WorkerPool
+    from kc_sim.analysis.judged import analyse_run, judging_pool
 
-    with WorkerPool() as pool:
-        if jobs > 1:
-            pool.start(jobs)
-        rep = analyse_sample(run_records(out), sample, seed=seed, budget=budget, luck=luck,
-                             map_rounds=pool.map_ordered if jobs > 1 else None)
+    with judging_pool(jobs) as spread:
+        rep = analyse_run(out, sample, seed=seed, budget=budget, luck=luck, **spread)
     return {"sampled": rep["sampled"], "report": rep, "agents": rep["agents"]}
 
 

@@ -10,13 +10,35 @@ saves them.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 from kc_sim.analysis.html import esc, table_html
 from kc_sim.errors import UserError
 from kc_sim.runs import layout
 
-__all__ = ["analyse_run", "judged_html", "run_records"]
+__all__ = ["analyse_run", "judged_html", "judging_pool", "run_records", "MAX_JOBS"]
+
+#: the most judging processes asked for by --jobs
+MAX_JOBS = 256
+
+
+@contextmanager
+def judging_pool(jobs: int, option: str = "--jobs"):
+    """The judge's options that spread its rounds over ``jobs`` worker processes (``{}`` for
+    1: the calling process judges), the workers stopped on leaving. A round's figures do not
+    depend on where it was judged (:mod:`kc_sim.judge.analyse`)."""
+    if not 1 <= jobs <= MAX_JOBS:
+        raise UserError(f"bad {option} {jobs}: expected 1 to {MAX_JOBS} processes")
+    if jobs == 1:
+        yield {}
+        return
+    from kc_sim.processes.pool import WorkerPool
+
+    with WorkerPool() as pool:
+        pool.start(jobs)
+        yield {"map_rounds": pool.map_ordered}
+
 
 def run_records(run_dir) -> Path:
     """The saved game records of the run folder ``run_dir``, or a one-line UserError saying

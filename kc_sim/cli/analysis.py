@@ -52,6 +52,8 @@ def report(
         "and add each agent's error rate, accuracy and luck (seconds per round; 0: no decision analysis)")] = 0,
     analyse_seed: Annotated[int, typer.Option(
         "--analyse-seed", help="seed of --analyse's draw and of its rollouts")] = 0,
+    analyse_jobs: Annotated[int, typer.Option(
+        "--analyse-jobs", help="processes that judge --analyse's rounds (the same figures whatever the number)")] = 1,
 ):
     """Write one self-contained HTML report of a run: configuration, tables with 95%
     intervals, every figure embedded (also written to RUN_DIR/figures), and replays of
@@ -65,10 +67,11 @@ def report(
         raise UserError(f"bad --analyse {analyse}: expected 0 (none) or more rounds to judge")
     judged = None
     if analyse > 0:
-        from kc_sim.analysis.judged import analyse_run
+        from kc_sim.analysis.judged import analyse_run, judging_pool
         from kc_sim.judge.text import print_report
 
-        judged = analyse_run(run_dir, analyse, seed=analyse_seed)
+        with judging_pool(analyse_jobs, "--analyse-jobs") as spread:
+            judged = analyse_run(run_dir, analyse, seed=analyse_seed, **spread)
         print_report(judged)
     path = write_report(run_dir, out, replays=replays, run_agents=run_agents, judged=judged)
     typer.echo(f"report written to {path}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, List, Optional
 
@@ -24,19 +23,6 @@ _LABELS = ", ".join(f"{name} from {least:g}" for name, least in reversed(LABELS)
 def _say_round(report: dict, seconds: float) -> None:
     """A line on stderr as each round is judged (in a terminal): an analysis takes seconds a round."""
     notice(f"record {report['record']}: {len(report['decisions'])} decisions judged in {seconds:.1f} s")
-
-
-@contextmanager
-def _judging_pool(jobs: int):
-    """The worker pool of ``--jobs`` above 1 (None: judge in this process), closed on leaving."""
-    if jobs == 1:
-        yield None
-        return
-    from kc_sim.processes.pool import WorkerPool
-
-    with WorkerPool() as pool:
-        pool.start(jobs)
-        yield pool
 
 
 def _judge(file: Path, rounds, sample, options: dict):
@@ -94,15 +80,13 @@ def analyse(
         raise UserError("bad --round with --sample: --sample draws the rounds itself; give one or the other")
     if sample is not None and sample < 1:
         raise UserError(f"bad --sample {sample}: expected 1 or more rounds")
-    if not 1 <= jobs <= 256:
-        raise UserError(f"bad --jobs {jobs}: expected 1 to 256 processes")
     options = dict(seats=seats or None, evaluator=evaluator, budget=budget, seed=seed, hindsight=seen == "all",
                    luck=luck, on_round=_say_round if sys.stderr.isatty() else None)
+    from kc_sim.analysis.judged import judging_pool
+
     try:
-        with _judging_pool(jobs) as pool:
-            if pool is not None:
-                options["map_rounds"] = pool.map_ordered
-            records, report = _judge(file, rounds, sample, options)
+        with judging_pool(jobs) as spread:
+            records, report = _judge(file, rounds, sample, {**options, **spread})
     except KeyboardInterrupt:
         raise KeyboardInterrupt("interrupted; nothing was written (an analysis is printed and saved when it "
                                 "ends)") from None

@@ -215,3 +215,5 @@ def test_the_report_gains_the_agents_error_rates(run, tmp_path):
     assert "<h2>Decision analysis</h2>" in text and "<th>error rate</th>" in text and "judged by planner" in text
     r = kc_sim("report", run, "--replays", "0", "-o", html)
     assert r.returncode == 0 and "Decision analysis" not in html.read_text()
+    r = kc_sim("report", run, "--analyse", "2", "--analyse-jobs", "0", "-o", html)
+    assert r.returncode == 2 and "bad --analyse-jobs 0" in r.stderr and len(r.stderr.strip().splitlines()) == 1
