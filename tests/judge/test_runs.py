@@ -19,6 +19,7 @@ from kc_sim.judge.by_agent import agent_figures
 from kc_sim.judge.sample import sample_indices
 from kc_sim.stats.intervals import mean_from_sums
 from tests.judge.test_cli import kc_sim
+from tests.ui.test_terminal import as_a_foreground_job
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +167,8 @@ def test_ctrl_c_while_workers_judge(run):
     traceback from the pool's threads, no worker left."""
     pexpect = pytest.importorskip("pexpect")
     child = pexpect.spawn(sys.executable, ["-m", "kc_sim.cli", "analyse", str(run), "--sample", "6", "--jobs", "2",
-                                           "--budget", "2048"], encoding="utf-8", timeout=300)
+                                           "--budget", "2048"], encoding="utf-8", timeout=300,
+                          preexec_fn=as_a_foreground_job)      # Ctrl-C not inherited as ignored
     try:
         child.expect(r"record \d+: \d+ decisions judged")
         kids = psutil.Process(child.pid).children(recursive=True)
