@@ -149,13 +149,33 @@ class WorkerPool:
         call more than once."""
         ex, self._ex, self.workers = self._ex, None, 0
         if ex is not None:
-            _stop(ex)
+            with _manager_thread_quiet():
+                _stop(ex)
 
     def __enter__(self) -> WorkerPool:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+@contextmanager
+def _manager_thread_quiet():
+    """While the pool is torn down on purpose, an exception of loky's manager thread is not
+    printed: with tasks still queued (Ctrl-C in ``kc-sim analyse --jobs``) its bookkeeping can
+    fail on the items the shutdown just removed (a KeyError, InvalidStateError) and print a
+    traceback after the command's one line. Other threads' exceptions are printed as before."""
+    before = threading.excepthook
+
+    def hook(args):
+        if args.thread is None or args.thread.name != "ExecutorManagerThread":
+            before(args)
+
+    threading.excepthook = hook
+    try:
+        yield
+    finally:
+        threading.excepthook = before
 
 
 def _stop(ex) -> None:
