@@ -33,11 +33,19 @@ def judging_pool(jobs: int, option: str = "--jobs"):
     if jobs == 1:
         yield {}
         return
+    from kc_sim.processes.compat import BrokenProcessPool
     from kc_sim.processes.pool import WorkerPool
+
+    def map_rounds(fn, arg_tuples):
+        try:
+            yield from pool.map_ordered(fn, arg_tuples)
+        except BrokenProcessPool as e:
+            raise UserError(f"a worker process died ({e}); nothing was written: run the command again, or with "
+                            f"{option} 1") from None
 
     with WorkerPool() as pool:
         pool.start(jobs)
-        yield {"map_rounds": pool.map_ordered}
+        yield {"map_rounds": map_rounds}
 
 
 def run_records(run_dir) -> Path:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import time
 from concurrent.futures import FIRST_COMPLETED, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -70,7 +71,7 @@ def _lost(err: BaseException, running, watch_dir=None) -> WorkerLost:
     the watch files (:mod:`~kc_sim.processes.watchfile`) say which chunk a dead worker was
     playing, and with which agents."""
     running = sorted(running, key=lambda t: t.index)
-    dead = dead_players(watch_dir) if watch_dir else []
+    dead = _dead_players(watch_dir) if watch_dir else []
     if dead:
         pids = sorted({e["pid"] for e in dead})
         chunks = sorted({e["chunk"] for e in dead})
@@ -86,6 +87,16 @@ def _lost(err: BaseException, running, watch_dir=None) -> WorkerLost:
     return WorkerLost(f"a worker process died ({type(err).__name__}) while chunk{'s' if ',' in chunks else ''} "
                       f"{chunks} {'were' if ',' in chunks else 'was'} running or queued; finished chunks are kept: "
                       "rerun the same command to resume")
+
+
+def _dead_players(watch_dir, within: float = 3.0) -> list[dict]:
+    """:func:`dead_players`, looked at again for up to ``within`` seconds while it finds none:
+    the news of a death can come before the process has finished dying (its connections are
+    closed early in its exit, and a busy machine may take a while to end it)."""
+    ends = time.monotonic() + within
+    while not (dead := dead_players(watch_dir)) and time.monotonic() < ends:
+        time.sleep(0.05)
+    return dead
 
 
 def windowed(submit, tasks, window: int, dead_worker=lambda: None, local=None, ready=lambda: True,

@@ -22,7 +22,6 @@ import signal
 import threading
 from contextlib import contextmanager
 
-from kc_sim.errors import UserError
 from kc_sim.processes import compat
 from kc_sim.processes.lifeline import die_with_parent
 
@@ -106,25 +105,23 @@ class WorkerPool:
         yielding the results in the order given as they come. At most two tasks per worker
         are queued at a time (as the tournament's backend does): what is left to stop on an
         interrupt stays small. A worker that died (seen by loky, or by :meth:`dead_worker`
-        every second, which loky can miss) is a one-line :class:`~kc_sim.errors.UserError`."""
+        every second, which loky can miss) raises ``BrokenProcessPool`` saying which and how;
+        the caller words it for its command."""
         todo = iter(arg_tuples)
         queued = collections.deque(self.submit(fn, *args) for args in itertools.islice(todo, 2 * self.workers))
-        try:
-            while queued:
-                while True:
-                    try:
-                        result = queued[0].result(timeout=1.0)
-                        break
-                    except TimeoutError:
-                        if self.dead_worker() is not None:
-                            raise compat.BrokenProcessPool(self.dead_worker()) from None
-                queued.popleft()
-                for args in itertools.islice(todo, 1):
-                    queued.append(self.submit(fn, *args))
-                yield result
-        except compat.BrokenProcessPool as e:
-            raise UserError(f"a worker process died ({self.dead_worker() or e}); nothing was written: run the "
-                            "command again, or with --jobs 1") from None
+        while queued:
+            try:
+                result = queued[0].result(timeout=1.0)
+            except TimeoutError:
+                if (died := self.dead_worker()) is not None:
+                    raise compat.BrokenProcessPool(died) from None
+                continue
+            except compat.BrokenProcessPool as e:
+                raise compat.BrokenProcessPool(self.dead_worker() or str(e)) from None
+            queued.popleft()
+            for args in itertools.islice(todo, 1):
+                queued.append(self.submit(fn, *args))
+            yield result
         # (the futures left are not cancelled: loky's manager thread fails on a cancelled future
         # at shutdown; closing the pool stops their workers)
 

@@ -127,3 +127,36 @@ def test_the_decision_of_a_python_loop_is_seen_whatever_its_locals_are_called():
     p, = seen
     assert p.agent == "Waiting" and p.seat in (0, 1) and p.seed in (0, 1)
     assert pending_decision(thread.ident) is None and rounds_in_play().get(thread.ident) is None
+
+
+def test_a_death_told_before_the_process_has_ended_still_names_its_agents(tmp_path):
+    """The news of a worker's death (a broken pool, dask's KilledWorker) can come while the
+    process is still ending; the line that says so still names the chunk and agents its watch
+    file gives, once the process is gone (here it ends 0.5 s after the news)."""
+    import socket
+    import subprocess
+    import sys
+    from concurrent.futures import Future
+    from types import SimpleNamespace
+
+    import pytest
+
+    from kc_sim.processes.backends import WorkerLost, windowed
+    from kc_sim.processes.compat import BrokenProcessPool
+
+    dying = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
+    try:
+        (tmp_path / f"{dying.pid}.json").write_text(json.dumps(
+            {"pid": dying.pid, "host": socket.gethostname(), "state": "playing", "chunk": 7,
+             "agents": ["mine:Exit", "random"]}))
+
+        def submit(task):
+            f = Future()
+            f.set_exception(BrokenProcessPool("a worker died"))
+            return f
+
+        with pytest.raises(WorkerLost) as e:
+            list(windowed(submit, [SimpleNamespace(index=7)], 2, watch_dir=str(tmp_path)))
+    finally:
+        dying.wait()
+    assert f"{dying.pid} died while playing chunk 7 (agents mine:Exit, random)" in str(e.value), e.value
