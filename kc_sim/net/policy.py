@@ -53,7 +53,7 @@ from kc_sim.net.features import (
     legal_actions,
 )
 from kc_sim.errors import UserError
-from kc_sim.net.llvm_ops import add_rows, relu_dot_lanes, stack_f32, stack_i64
+from kc_sim.net.llvm_ops import DOT_LANES, add_rows, relu_dot_tree, stack_f32, stack_i64
 
 __all__ = ["N_SLOTS", "TRAINING_SLOT", "param_size", "unpack", "scores", "forward_rows", "net_act", "load_slot", "slot_policy",
            "slot_params"]
@@ -115,15 +115,14 @@ def _context(params, ctx, hc, pos):
 
 @nb.njit(cache=True, inline="always")
 def _dot_relu(params, at, v, n):
-    """sum_j relu(v[j]) * params[at + j] over j < n, in four running sums added in a fixed
-    order (one long chain of dependent adds would wait on each add; the order stays the same
-    on every machine): sum l gets j = l, l + 4, ... (the four as one vector), the last n % 4
-    terms go to sum 0."""
-    n4 = n - n % 4
-    q0, q1, q2, q3 = relu_dot_lanes(v, params, at, n4)
-    for j in range(n4, n):
-        q0 += max(v[j], np.float32(0.0)) * params[at + j]
-    return (q0 + q1) + (q2 + q3)
+    """sum_j relu(v[j]) * params[at + j] over j < n: the first ``n - n % DOT_LANES`` terms in
+    the lanes of :func:`~kc_sim.net.llvm_ops.relu_dot_tree` (a fixed order, the same on every
+    machine), then the last ``n % DOT_LANES`` added to that sum in order."""
+    nl = n - n % DOT_LANES
+    q = relu_dot_tree(v, params, at, nl)
+    for j in range(nl, n):
+        q += max(v[j], np.float32(0.0)) * params[at + j]
+    return q
 
 
 @nb.njit(cache=True, inline="always")

@@ -242,21 +242,22 @@ def _context(params, ctx, hc):
 
 @nb.njit(cache=False, inline="always")
 def _dot_relu(params, at, v, n):
-    """sum_j relu(v[j]) * params[at + j] over j < n, in four running sums added in a fixed
-    order (one long chain of dependent adds would wait on each add; the order stays the same
-    on every machine)."""
-    q0 = q1 = q2 = q3 = np.float32(0.0)
-    j = 0
-    while j + 4 <= n:
-        q0 += max(v[j], np.float32(0.0)) * params[at + j]
-        q1 += max(v[j + 1], np.float32(0.0)) * params[at + j + 1]
-        q2 += max(v[j + 2], np.float32(0.0)) * params[at + j + 2]
-        q3 += max(v[j + 3], np.float32(0.0)) * params[at + j + 3]
-        j += 4
-    while j < n:
-        q0 += max(v[j], np.float32(0.0)) * params[at + j]
-        j += 1
-    return (q0 + q1) + (q2 + q3)
+    """sum_j relu(v[j]) * params[at + j] over j < n, in a fixed order: sixteen running sums
+    (sum l gets j = l, l + 16, ... below the last multiple of 16), added by halves (sum
+    l + 8 to sum l, then l + 4, l + 2, l + 1), then the last n % 16 terms in order."""
+    q = np.zeros(16, np.float32)
+    nl = n - n % 16
+    for j in range(nl):
+        q[j % 16] += max(v[j], np.float32(0.0)) * params[at + j]
+    k = 16
+    while k > 1:
+        k //= 2
+        for i in range(k):
+            q[i] += q[i + k]
+    total = q[0]
+    for j in range(nl, n):
+        total += max(v[j], np.float32(0.0)) * params[at + j]
+    return total
 
 
 @nb.njit(cache=False, inline="always")
