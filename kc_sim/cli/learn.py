@@ -115,6 +115,8 @@ def _train_net(common: dict, budget: dict, recipe: dict):
 
     if "minutes" not in budget and "steps" not in budget:
         budget["minutes"] = 60.0
+    if common["resume"]:
+        _check_made_with(common["out"], recipe)
     cpu, wall = time.process_time(), time.perf_counter()      # every thread of this process
     res = train_net(**common, **budget, recipe=Recipe(**recipe))
     cores = (time.process_time() - cpu) / max(time.perf_counter() - wall, 1e-9)
@@ -129,6 +131,20 @@ def _train_net(common: dict, budget: dict, recipe: dict):
     typer.echo(f"model: {res.model}")
     typer.echo(f"learning curve: {res.curve}, figure: {res.figure}")
     typer.echo(f"agent: net:{res.model}")
+
+
+def _check_made_with(out: Path, recipe: dict) -> None:
+    """On --resume, an option that made the model's start (its teacher, cloning or shape) is
+    the model's own: one given otherwise is refused, not silently recorded as if it had been."""
+    from kc_sim.learn.recipe import MADE_WITH, Recipe, as_made
+
+    made = as_made(out, Recipe(**recipe))
+    flags = {field: _flag(k) for k, field in _RECIPE_FIELDS.items()}
+    clash = [f"{flags[f]} {getattr(made, f)}, not {recipe[f]}" for f in MADE_WITH
+             if f in recipe and recipe[f] != getattr(made, f)]
+    if clash:
+        raise UserError(f"cannot resume {out}: it was made with {'; '.join(clash)} (leave "
+                        f"{'that option' if len(clash) == 1 else 'those options'} out to go on as it was made)")
 
 
 def _train_ppo(common: dict, given: dict):

@@ -98,8 +98,13 @@ def parse_pile(text: str) -> int:
 
 def mask_to_cards(mask: int) -> list[int]:
     """Card ids present in a 52-bit mask, lowest id first."""
-    mask = int(mask)
-    return [c for c in range(N_CARDS) if mask >> c & 1]
+    mask = int(mask) & ((1 << N_CARDS) - 1)
+    out = []
+    while mask:
+        low = mask & -mask      # the lowest card left
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
 
 
 def sort_hand(hand) -> list[int]:

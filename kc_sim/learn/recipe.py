@@ -37,7 +37,7 @@ give the steps, their rate, the split of time between acting and learning, and t
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -51,13 +51,16 @@ from kc_sim.learn.trainer import Recipe, Trainer, require_torch
 from kc_sim.play.agents.names import parse_agent_list
 from kc_sim.play.agents.registry import load_agent
 
-__all__ = ["Recipe", "NetTrainResult", "train_net", "curve_paths", "plot_curve"]
+__all__ = ["Recipe", "NetTrainResult", "train_net", "as_made", "MADE_WITH", "curve_paths", "plot_curve"]
 
 #: baselines on every learning curve, whatever the opponents: the strongest built-in player,
 #: so that every training says how far it is from it
 ALWAYS_MEASURED = ("sampler",)
 #: the most of a --minutes budget behaviour cloning may take (the rest is PPO)
 BC_SHARE = 0.2
+#: the settings that made a model's start, its cloning and its shape: a resumed training keeps
+#: the model's own (:func:`as_made`), so that its header goes on saying how it was made
+MADE_WITH = ("teacher", "bc_rounds", "bc_steps", "bc_batch", "bc_lr", "h1", "h2")
 
 
 @dataclass
@@ -132,6 +135,17 @@ def _check(opponent, players, rules, minutes, steps, recipe: Recipe, out):
     if out.suffix != ".zip":
         raise UserError(f"bad --out {str(out)!r}: expected a .zip file (the model), e.g. model.zip")
     return rs, players, names
+
+
+def as_made(out, recipe: Recipe) -> Recipe:
+    """``recipe`` with the settings of :data:`MADE_WITH` taken from the model in ``out``, the
+    one a resumed training goes on from (``recipe`` itself when there is none yet: resuming then
+    fails with its own message)."""
+    out = Path(out)
+    if not out.is_file():
+        return recipe
+    made = read_net(out).header.get("training", {}).get("settings", {})
+    return replace(recipe, **{f: made[f] for f in MADE_WITH if f in made})
 
 
 class _Run:
@@ -262,6 +276,8 @@ def train_net(opponent="greedy", players: int = 2, *, minutes: float | None = No
     say = log or (lambda *_: None)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if resume:
+        recipe = as_made(out, recipe)
     run = _Run(names, players, rs, rules, seed, recipe, out, say)
     tr = run.tr
     if resume:

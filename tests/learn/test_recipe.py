@@ -70,14 +70,21 @@ def test_resume_goes_on_from_the_saved_model(trained, tmp_path):
     model = tmp_path / "m.zip"
     model.write_bytes((d / "m.zip").read_bytes())
     (tmp_path / "m.curve.parquet").write_bytes((d / "m.curve.parquet").read_bytes())
-    r = _run("train", "--opponent", "random", "--steps", "3000", "--evals", "1", *SHORT, "--seed", "4",
-             "--out", model, "--resume", "--quiet")
+    # the cloning options left out: the model keeps those it was made with (SHORT's, not the defaults)
+    r = _run("train", "--opponent", "random", "--steps", "3000", "--evals", "1", "--rounds-per-iter", "256",
+             "--eval-deals", "400", "--seed", "4", "--out", model, "--resume", "--quiet")
     assert r.returncode == 0, r.stderr
     curve = pd.read_parquet(tmp_path / "m.curve.parquet")
     assert curve["steps"].is_monotonic_increasing and curve["steps"].iloc[-1] >= 33000
     assert "bc" not in set(curve["phase"].iloc[6:])
+    made = read_net(model).header["training"]
+    assert (made["recipe"], made["settings"]["bc_rounds"], made["settings"]["h1"]) == ("bc(planner)+ppo", 4000, 32)
     r = _run("train", "--opponent", "greedy", "--steps", "1000", "--out", model, "--resume")
     assert r.returncode == 2 and "cannot resume" in r.stderr and "Traceback" not in r.stderr
+    for option, says in ((["--teacher", "greedy"], "--teacher planner, not greedy"),
+                         (["--hidden", "64", "--bc-rounds", "4000"], "--hidden 32, not 64 (leave that option")):
+        r = _run("train", "--opponent", "random", "--steps", "40000", *option, "--out", model, "--resume")
+        assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 @pytest.mark.parametrize("args,says", [
