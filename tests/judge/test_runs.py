@@ -168,7 +168,7 @@ def test_ctrl_c_while_workers_judge(run):
     traceback from the pool's threads, no worker left."""
     pexpect = pytest.importorskip("pexpect")
     child = pexpect.spawn(sys.executable, ["-m", "kc_sim.cli", "analyse", str(run), "--sample", "6", "--jobs", "2",
-                                           "--budget", "2048"], encoding="utf-8", timeout=300,
+                                           "--budget", "512"], encoding="utf-8", timeout=300,
                           preexec_fn=as_a_foreground_job)      # Ctrl-C not inherited as ignored
     try:
         child.expect(r"record \d+: \d+ decisions judged")
