@@ -16,7 +16,9 @@ AGENT defaults to the run's first agent name. Needs pandas and scipy (the test e
 
 from __future__ import annotations
 
+import argparse
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -52,9 +54,36 @@ def interval(deals: pd.DataFrame) -> dict:
             "diff": diff, "diff_lo": diff - t * se_diff, "diff_hi": diff + t * se_diff}
 
 
-def main(folder: str, agent: str | None = None) -> None:
-    rows = pd.read_parquet(f"{folder}/rounds")
-    agent = agent or rows["agent_0"].iloc[0]
+def fail(message: str) -> None:
+    """A one-line error on stderr and exit status 2, as kc-sim's own commands do."""
+    print(f"decided_share: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_rounds(folder: Path) -> pd.DataFrame:
+    """The run's round rows; a folder that is not a finished bench-agent run is a one-line error."""
+    parts = sorted((folder / "rounds").glob("part-*.parquet"))
+    if not parts:
+        fail(f"no round rows in {folder}/rounds (expected the folder a `kc-sim bench-agent ... -o {folder}` "
+             f"run wrote)")
+    try:
+        return pd.read_parquet(folder / "rounds")
+    except (OSError, ValueError) as e:
+        fail(f"{folder}/rounds cannot be read as parquet ({e}); run bench-agent again")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="The decided-round share and the penalty difference of a "
+                                                 "bench-agent run, recomputed from its rows.")
+    parser.add_argument("folder", type=Path, help="a `kc-sim bench-agent -o` run folder")
+    parser.add_argument("agent", nargs="?", help="the agent measured (default: the run's first)")
+    args = parser.parse_args(argv)
+    rows = read_rounds(args.folder)
+    agent = args.agent or rows["agent_0"].iloc[0]
+    seats = [c for c in rows.columns if c.startswith("agent_")]
+    if not (rows[seats] == agent).any(axis=None):
+        names = sorted(set(rows[seats].stack()))
+        fail(f"no agent {agent!r} in {args.folder}; its agents: {', '.join(names)}")
     for lineup, part in rows.groupby("lineup"):
         names = sorted(set(part["agent_0"]) | set(part["agent_1"]))
         other = ",".join(n for n in names if n != agent)
@@ -65,4 +94,4 @@ def main(folder: str, agent: str | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main()

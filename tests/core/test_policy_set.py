@@ -17,6 +17,7 @@ import numba as nb
 import numpy as np
 import pytest
 
+from agents.counterfactual import COUNTERFACTUALS
 from kc_sim.core import inline_greedy, layout, loop
 from kc_sim.core.bits import lowest
 from kc_sim.core.layout import HAND, PLAYERS, STOP, TURNS
@@ -105,13 +106,15 @@ def test_mixed_policies_every_seating_same_rows(rules, players):
                                         if s.compiled and n not in ("sampler", "planner", "net", "search-net")))
 def test_every_trusted_agent_plays_the_same_rows_compiled_in(name):
     """Every compiled agent kc-sim ships, trusted (not checked, its memory prepared as it
-    declares), plays the generic loop's rows, alone and against random; so does ``random:7``.
-    One compiled loop (its set with random and greedy) serves the three tables: a loop is
+    declares), plays the generic loop's rows, alone and against another: a counterfactual
+    against its base, the others against random. One compiled loop (the set of the two)
+    serves the three tables, the loop the counterfactual experiments play: a loop is
     compiled per set, the suite's costliest step when numba's cache is cold."""
     spec = load_agent(name)
     assert registry.trusted(spec)
-    one_loop = _set([spec, RANDOM, GREEDY])
-    for specs in ([spec] * 3, [spec, RANDOM], [RANDOM, spec, GREEDY]):
+    other = load_agent(COUNTERFACTUALS[name][0]) if name in COUNTERFACTUALS else RANDOM
+    one_loop = _set([spec, other])
+    for specs in ([spec] * 3, [spec, other], [other, spec, other]):
         (a, ra), (b, rb) = _rounds_both(specs, np.arange(800) * 5 + 1, "draw=if_stuck,must_play_kings=true", one_loop)
         assert ra == rb == -1 and np.array_equal(a, b)
 
