@@ -37,10 +37,10 @@ KC_SIM = Path(sys.executable).parent / "kc-sim"
 HERE = Path(__file__).parents[1]
 BUGGY = HERE / "helpers" / "agents" / "buggy.py"
 
-# the long tournament of the interrupt and killed-worker tests: 250 chunks, ~6 s on 2 cores
+# the long tournament of the interrupt and killed-worker tests: 250 chunks, ~5 s on 2 cores
 # (twice that under load), long enough that three interruptions, each landing soon after a
-# chunk is seen done, still leave work for the rerun
-BIG = ["tournament", "--agents", "greedy,merger", "--rounds", "2500000", "--chunk-size", "10000",
+# chunk is seen done (13-20 chunks an interruption here), still leave work for the rerun
+BIG = ["tournament", "--agents", "greedy,merger", "--rounds", "1500000", "--chunk-size", "6000",
        "--jobs", "2", "--out", "RUN"]
 
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]")
