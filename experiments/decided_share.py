@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import pandas as pd
@@ -54,7 +55,7 @@ def interval(deals: pd.DataFrame) -> dict:
             "diff": diff, "diff_lo": diff - t * se_diff, "diff_hi": diff + t * se_diff}
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     """A one-line error on stderr and exit status 2, as kc-sim's own commands do."""
     print(f"decided_share: error: {message}", file=sys.stderr)
     sys.exit(2)

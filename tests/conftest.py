@@ -14,7 +14,7 @@ def pytest_addoption(parser):
     parser.addoption("--run-slow", action="store_true", help="run the long differential sweeps")
 
 
-#: modules holding tests of 10 s and more (a tracked terminal session, a training, a tiny run of
+#: modules holding tests of 10 s and more (a session in a terminal, a training, a tiny run of
 #: every experiment), run first: the two xdist workers then share out the short tests at the
 #: end, and neither waits long on the other's last test. Whole modules move, so a module's
 #: fixtures are still made once per worker.

@@ -39,7 +39,8 @@ BUGGY = HERE / "helpers" / "agents" / "buggy.py"
 
 # the long tournament of the interrupt and killed-worker tests: 250 chunks, ~5 s on 2 cores
 # (twice that under load), long enough that three interruptions, each landing soon after a
-# chunk is seen done (13-20 chunks an interruption here), still leave work for the rerun
+# chunk is seen done (14-18 chunks an interruption here, 10-11 under load), still leave
+# work for the rerun
 BIG = ["tournament", "--agents", "greedy,merger", "--rounds", "1500000", "--chunk-size", "6000",
        "--jobs", "2", "--out", "RUN"]
 
