@@ -16,6 +16,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from tests.faults.hostile import kc
+
 SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "decided_share.py"
 LINE = re.compile(r"^(\S+) vs (\S+): ([\d,]+) rounds, ([\d,]+) decided; decided share ([\d.]+)% "
                   r"\[([\d.]+), ([\d.]+)\]; penalty diff ([-+][\d.]+) \[([-+][\d.]+), ([-+][\d.]+)\]$")
@@ -36,9 +38,8 @@ def _module():
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("share") / "run"
-    r = subprocess.run([Path(sys.executable).parent / "kc-sim", "bench-agent", "greedy", "--baselines", "random",
-                        "--rounds", "2000", "--seed", "3", "-j", "1", "--quiet", "-o", out],
-                       capture_output=True, text=True, timeout=300)
+    r = kc("bench-agent", "greedy", "--baselines", "random", "--rounds", "2000", "--seed", "3", "-j", "1", "--quiet",
+           "-o", out)
     assert r.returncode == 0, r.stderr
     return out
 
