@@ -21,13 +21,13 @@ from kc_sim.learn.progress import main_log
 
 METHODS = ("net", "ppo")
 _NET_ONLY = ("minutes", "teacher", "bc_rounds", "bc_steps", "hidden", "hidden2", "rounds_per_iter", "temperature",
-             "league", "eval_deals")
+             "league", "eval_deals", "outcome", "penalty_weight")
 _PPO_ONLY = ("envs", "seat", "observation", "reward", "eval_rounds", "gamma", "ent_coef")
 #: the options of --method net that set the recipe: option -> kc_sim.learn.recipe.Recipe field
 _RECIPE_FIELDS = {"teacher": "teacher", "bc_rounds": "bc_rounds", "bc_steps": "bc_steps", "hidden": "h1",
                   "hidden2": "h2", "rounds_per_iter": "rounds_per_iter", "learning_rate": "lr",
                   "temperature": "temperature", "gae_lambda": "gae_lambda", "league": "league",
-                  "eval_deals": "eval_deals"}
+                  "eval_deals": "eval_deals", "outcome": "outcome", "penalty_weight": "penalty_weight"}
 #: the options of --method ppo passed to kc_sim.learn.train.train when given (its defaults otherwise)
 _PPO_OPTIONS = ("opponent", "steps", "envs", "seat", "observation", "reward", "eval_rounds", "learning_rate", "gamma",
                 "gae_lambda", "ent_coef")
@@ -66,6 +66,12 @@ def train(
         "--temperature", help="net: the softmax temperature the learner acts with (default 1)")] = None,
     league: Annotated[Optional[float], typer.Option(
         "--league", help="net: share of iterations against past checkpoints (default 0.2)")] = None,
+    outcome: Annotated[Optional[str], typer.Option(
+        "--outcome", help="net: PPO's return of a round: went-out (1 if the learner went out, else 0; default) or "
+        "decided (+1 went out, -1 another seat did, 0 blocked)")] = None,
+    penalty_weight: Annotated[Optional[float], typer.Option(
+        "--penalty-weight", help="net: minus this times the learner's penalty less the others' mean, added to "
+        "the return (default 0)")] = None,
     eval_deals: Annotated[Optional[int], typer.Option(
         "--eval-deals", help="net: fixed deals per point of the curve, each in every seating (default 2000)")] = None,
     envs: Annotated[Optional[int], typer.Option("--envs", help="ppo: rounds stepped together (64)")] = None,
@@ -127,7 +133,9 @@ def _train_net(common: dict, budget: dict, recipe: dict):
                "busy on average (acting runs in a second thread beside torch's one; fewer when other programs hold the cores)")
     for p in res.last:
         typer.echo(f"win rate vs {p.baseline}: {p.win:.3f} [{p.win_lo:.3f}, {p.win_hi:.3f}] on {p.deals:,} fixed deals "
-                   f"x {p.rounds // p.deals} seatings (score {p.score:.3f})")
+                   f"x {p.rounds // p.deals} seatings (score {p.score:.3f}; decided rounds won {p.decided:.3f} "
+                   f"[{p.decided_lo:.3f}, {p.decided_hi:.3f}], penalty diff {p.penalty_diff:+.2f} "
+                   f"[{p.penalty_diff_lo:+.2f}, {p.penalty_diff_hi:+.2f}])")
     typer.echo(f"model: {res.model}")
     typer.echo(f"learning curve: {res.curve}, figure: {res.figure}")
     typer.echo(f"agent: net:{res.model}")

@@ -5,7 +5,11 @@ Deal i is played once with the network in each seat (the baselines in the others
 deal gives one number per figure, the mean over its seatings, and the interval is the normal
 one over those per-deal means (the deal is the unit of independence). ``win`` is the share of
 rounds the network won (went out first, as ``bench-agent``'s win rate), ``score`` the share of
-the other seats it finished ahead of by penalty (ties half).
+the other seats it finished ahead of by penalty (ties half); ``decided`` the share of the
+rounds a seat went out in that the network won, and ``penalty_diff`` its penalty less the
+other seats' mean per round (the two measures of "beats" in results/README.md, section 9: a
+network may win fewer rounds and still more of those that finish, blocking the others';
+the ratio estimator and its interval clustered by deal, :mod:`kc_sim.stats.intervals`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from kc_sim.net.policy import TRAINING_SLOT, load_slot, slot_policy
 from kc_sim.play.agents.interface import AgentSpec
 from kc_sim.play.agents.registry import load_agent
 from kc_sim.play.driver.runner import play_rounds
+from kc_sim.stats.intervals import mean_from_sums, rate_from_sums
 from kc_sim.stats.pairs import ahead_of
 
 __all__ = ["EvalPoint", "EVAL_SLOT", "evaluate", "deal_seeds"]
@@ -42,6 +47,12 @@ class EvalPoint:
     score: float
     score_lo: float
     score_hi: float
+    decided: float
+    decided_lo: float
+    decided_hi: float
+    penalty_diff: float
+    penalty_diff_lo: float
+    penalty_diff_hi: float
 
     def row(self) -> dict:
         return asdict(self)
@@ -76,6 +87,8 @@ def evaluate(params_or_spec, baselines, players: int = 2, rules="classic", deals
         base = load_agent(name)
         win = np.zeros(deals)
         score = np.zeros(deals)
+        decided = np.zeros(deals)
+        diff = np.zeros(deals)
         for s in range(players):
             table = [base] * players
             table[s] = spec
@@ -84,9 +97,13 @@ def evaluate(params_or_spec, baselines, players: int = 2, rules="classic", deals
             own = pen[:, s:s + 1]
             win += rows[:, C_WINNER] == s
             score += ahead_of((pen > own).sum(axis=1), (pen == own).sum(axis=1) - 1) / (players - 1)
+            decided += rows[:, C_WINNER] >= 0
+            diff += own[:, 0] - (pen.sum(axis=1) - own[:, 0]) / (players - 1)
+        share = rate_from_sums(win, decided)          # sums per deal over its seatings
+        pdiff = mean_from_sums(diff, np.full(deals, float(players)), paired=True)
         win /= players
         score /= players
         w = _mean_ci(win)
         sc = _mean_ci(score)
-        out.append(EvalPoint(base.name, deals, deals * players, *w, *sc))
+        out.append(EvalPoint(base.name, deals, deals * players, *w, *sc, *share, *pdiff))
     return out

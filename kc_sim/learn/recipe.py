@@ -27,7 +27,9 @@ seating, with intervals clustered by deal (:mod:`kc_sim.learn.net_eval`); the mo
 - ``OUT`` (``model.zip``): the model, played as the agent ``net:OUT``;
 - ``OUT.curve.parquet``: one row per point and baseline (``steps``, ``train_rounds``,
   ``seconds``, ``phase``, ``baseline``, ``deals``, ``rounds`` (of the evaluation), ``win``,
-  ``win_lo``, ``win_hi``, ``score``, ``score_lo``, ``score_hi``);
+  ``win_lo``, ``win_hi``, ``score``, ``score_lo``, ``score_hi``, ``decided``, ``decided_lo``,
+  ``decided_hi``, ``penalty_diff``, ``penalty_diff_lo``, ``penalty_diff_hi``: see
+  :mod:`kc_sim.learn.net_eval`);
 - ``OUT.curve.png``: the curves, over training steps and over wall-clock minutes.
 
 A step is one learner decision with a choice (what the learner trains on). Progress lines
@@ -47,7 +49,7 @@ from kc_sim.game.rules import parse_rules
 from kc_sim.learn.net_eval import EvalPoint, evaluate
 from kc_sim.net.model import read_net, write_net
 from kc_sim.learn.progress import curve_paths, duration
-from kc_sim.learn.trainer import Recipe, Trainer, require_torch
+from kc_sim.learn.trainer import OUTCOMES, Recipe, Trainer, require_torch
 from kc_sim.play.agents.names import parse_agent_list
 from kc_sim.play.agents.registry import load_agent
 
@@ -131,6 +133,11 @@ def _check(opponent, players, rules, minutes, steps, recipe: Recipe, out):
                         "a learning rate in (0, 1] and a temperature above 0")
     if not 0 <= recipe.league <= 1:
         raise UserError(f"bad --league {recipe.league}: expected a share from 0 to 1")
+    if recipe.outcome not in OUTCOMES:
+        raise UserError(f"bad --outcome {recipe.outcome!r}: expected {' or '.join(OUTCOMES)}")
+    if not 0 <= recipe.penalty_weight <= 1:
+        raise UserError(f"bad --penalty-weight {recipe.penalty_weight:g}: expected a weight per point of penalty "
+                        "from 0 to 1 (e.g. 0.05)")
     out = Path(out)
     if out.suffix != ".zip":
         raise UserError(f"bad --out {str(out)!r}: expected a .zip file (the model), e.g. model.zip")
@@ -219,7 +226,8 @@ class _Run:
         extra = {f"value.{k}": v.detach().cpu().numpy() for k, v in tr.vnet.state_dict().items()}
         write_net(self.out, P, players=players, rules=rs.spec(), training=training, extra=extra)
         self.say(f"[{duration(secs)}] {phase} steps {tr.steps:,}: " + "; ".join(
-            f"vs {p.baseline} win {p.win:.3f} [{p.win_lo:.3f}, {p.win_hi:.3f}]" for p in points))
+            f"vs {p.baseline} win {p.win:.3f} [{p.win_lo:.3f}, {p.win_hi:.3f}], decided {p.decided:.3f}, "
+            f"penalty diff {p.penalty_diff:+.2f}" for p in points))
         return points
 
     def schedule(self, budget_s, steps, evals):

@@ -19,9 +19,13 @@ from kc_sim.learn import actor
 from kc_sim.learn.net_eval import evaluate
 from kc_sim.play.agents.registry import load_agent
 
-__all__ = ["TRAIN_SALT", "Recipe", "Trainer", "require_torch"]
+__all__ = ["TRAIN_SALT", "OUTCOMES", "Recipe", "Trainer", "require_torch"]
 
 TRAIN_SALT = 0x7472616E
+#: a round's return for PPO, before the penalty term: ``went-out`` 1 if the learner went out,
+#: else 0 (a blocked round is a loss); ``decided`` +1 if it went out, -1 if another seat did, 0
+#: for a blocked round (the share of decided rounds won, which ``bench-agent`` reports)
+OUTCOMES = ("went-out", "decided")
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,8 @@ class Recipe:
     gae_lambda: float = 0.9
     temperature: float = 1.0
     league: float = 0.2             # share of iterations against a past checkpoint
+    outcome: str = "went-out"       # a round's return: see OUTCOMES
+    penalty_weight: float = 0.0     # minus this times (own penalty - the others' mean), in points
     snapshot_every: int = 10        # iterations between checkpoints kept for the league
     eval_deals: int = 2000
 
@@ -191,7 +197,7 @@ class Trainer:
         return seat, np.stack([P, past]), kind, pols, learner
 
     def _update(self, bufs, counts, won):
-        """One PPO update on a recorded batch (``won``: per round, 1 if the learner won)."""
+        """One PPO update on a recorded batch (``won``: per round, the learner's return)."""
         torch, r = self.torch, self.r
         from kc_sim.learn.qnet import segment_log_softmax
         _, nd, nr = counts
@@ -260,9 +266,10 @@ class Trainer:
                 if not stop:
                     pending = job(self.iters + 1, 1 - k)
                 bufs = self.bufs[k]
-                won = _went_out(bufs.penalties[:counts[0]], seat).astype(np.float32)
+                pen = bufs.penalties[:counts[0], :self.players]
+                won = _went_out(pen, seat).astype(np.float32)
                 t0 = time.perf_counter()
-                self._update(bufs, counts, won)
+                self._update(bufs, counts, round_return(pen, seat, r.outcome, r.penalty_weight))
                 self.t_learn += time.perf_counter() - t0
                 recent = (recent + [float(won.mean())])[-10:]
                 self.steps += counts[1]
@@ -305,6 +312,19 @@ def _gae(delta, last, lam):
         acc = delta[i] + lam * acc
         adv[i] = acc
     return adv
+
+
+def round_return(pen, seat, outcome: str, penalty_weight: float) -> np.ndarray:
+    """The learner's return of each round (float32) from every seat's penalty (``pen``, one row
+    per round): the ``outcome`` (:data:`OUTCOMES`) minus ``penalty_weight`` times the learner's
+    penalty less the other seats' mean penalty."""
+    g = _went_out(pen, seat).astype(np.float32)
+    if outcome == "decided":
+        g -= ((pen == 0).sum(axis=1) > g).astype(np.float32)          # another seat went out
+    if penalty_weight:
+        others = (pen.sum(axis=1) - pen[:, seat]) / (pen.shape[1] - 1)
+        g -= np.float32(penalty_weight) * (pen[:, seat] - others).astype(np.float32)
+    return g
 
 
 def _went_out(pen, seat):

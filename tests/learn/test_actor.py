@@ -4,6 +4,7 @@ teacher chose, and the same generator state records the same decisions; the fixe
 evaluation (kc_sim.learn.net_eval) against a recount from the runner's rows."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 pytest.importorskip("torch")
@@ -72,12 +73,29 @@ def test_evaluation_recounts_from_the_rows():
     spec = AgentSpec("n", "n", policy=slot_policy(load_slot(P)))
     seeds = deal_seeds(4, 150)
     per_deal = np.zeros(150)
+    frames = []
     for s in range(3):
         table = ["greedy"] * 3
         table[s] = spec
-        per_deal += play_rounds(table, seeds, "classic")[:, C_WINNER] == s
+        rows = play_rounds(table, seeds, "classic")
+        per_deal += rows[:, C_WINNER] == s
+        pen = rows[:, C_PENALTY:C_PENALTY + 3]
+        frames.append(pd.DataFrame({"deal": np.arange(150), "won": rows[:, C_WINNER] == s,
+                                    "decided": rows[:, C_WINNER] >= 0,
+                                    "diff": pen[:, s] - np.delete(pen, s, axis=1).mean(axis=1)}))
     per_deal /= 3
     assert (pt.deals, pt.rounds) == (150, 450)
     assert pt.win == pytest.approx(per_deal.mean())
     half = 1.959963984540054 * per_deal.std(ddof=1) / np.sqrt(150)
     assert (pt.win_lo, pt.win_hi) == pytest.approx((per_deal.mean() - half, per_deal.mean() + half), abs=1e-9)
+    # the decided share and the penalty difference, recounted with pandas from the rows
+    every = pd.concat(frames)
+    assert pt.decided == pytest.approx(every["won"].sum() / every["decided"].sum())
+    assert pt.penalty_diff == pytest.approx(every["diff"].mean())
+    d = every.groupby("deal")[["won", "decided", "diff"]].sum()
+    z = (d["won"] - pt.decided * d["decided"]) / d["decided"].mean()
+    se = z.std(ddof=1) / np.sqrt(150)
+    assert pt.decided_lo < pt.decided < pt.decided_hi
+    assert pt.decided_hi - pt.decided_lo == pytest.approx(2 * 1.96 * se, rel=0.15)
+    se_d = d["diff"].std(ddof=1) / 3 / np.sqrt(150)
+    assert pt.penalty_diff_hi - pt.penalty_diff_lo == pytest.approx(2 * 1.976 * se_d, rel=0.01)

@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("torch")
 
+from kc_sim.learn.trainer import round_return  # noqa: E402
 from kc_sim.net.model import read_net  # noqa: E402
 
 KC = [sys.executable, "-m", "kc_sim.cli"]
@@ -71,20 +72,37 @@ def test_resume_goes_on_from_the_saved_model(trained, tmp_path):
     model.write_bytes((d / "m.zip").read_bytes())
     (tmp_path / "m.curve.parquet").write_bytes((d / "m.curve.parquet").read_bytes())
     # the cloning options left out: the model keeps those it was made with (SHORT's, not the defaults)
+    # PPO's return may change on the way (fine-tuning for another objective)
     r = _run("train", "--opponent", "random", "--steps", "3000", "--evals", "1", "--rounds-per-iter", "256",
-             "--eval-deals", "400", "--seed", "4", "--out", model, "--resume", "--quiet")
+             "--eval-deals", "400", "--seed", "4", "--out", model, "--resume", "--quiet", "--outcome", "decided",
+             "--penalty-weight", "0.05")
     assert r.returncode == 0, r.stderr
     curve = pd.read_parquet(tmp_path / "m.curve.parquet")
     assert curve["steps"].is_monotonic_increasing and curve["steps"].iloc[-1] >= 33000
     assert "bc" not in set(curve["phase"].iloc[6:])
     made = read_net(model).header["training"]
     assert (made["recipe"], made["settings"]["bc_rounds"], made["settings"]["h1"]) == ("bc(planner)+ppo", 4000, 32)
+    assert (made["settings"]["outcome"], made["settings"]["penalty_weight"]) == ("decided", 0.05)
     r = _run("train", "--opponent", "greedy", "--steps", "1000", "--out", model, "--resume")
     assert r.returncode == 2 and "cannot resume" in r.stderr and "Traceback" not in r.stderr
     for option, says in ((["--teacher", "greedy"], "--teacher planner, not greedy"),
                          (["--hidden", "64", "--bc-rounds", "4000"], "--hidden 32, not 64 (leave that option")):
         r = _run("train", "--opponent", "random", "--steps", "40000", *option, "--out", model, "--resume")
         assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_round_return_of_each_outcome():
+    """The return PPO learns from, per round, from every seat's penalty (a seat that went out
+    holds nothing): a win, a loss and a blocked round at two seats, and at three."""
+    pen = np.array([[0, 7], [12, 0], [3, 9]])
+    assert round_return(pen, 0, "went-out", 0.0).tolist() == [1, 0, 0]
+    assert round_return(pen, 0, "decided", 0.0).tolist() == [1, -1, 0]
+    assert round_return(pen, 1, "decided", 0.0).tolist() == [-1, 1, 0]
+    assert np.allclose(round_return(pen, 0, "decided", 0.05), [1 + 0.35, -1 - 0.6, 0.3])
+    three = np.array([[0, 4, 10], [5, 0, 2], [6, 3, 1]])
+    assert round_return(three, 2, "decided", 0.0).tolist() == [-1, -1, 0]
+    assert np.allclose(round_return(three, 2, "went-out", 0.1), [-0.1 * (10 - 2), -0.1 * (2 - 2.5), -0.1 * (1 - 4.5)])
+    assert round_return(three, 0, "decided", 0.0).dtype == np.float32
 
 
 @pytest.mark.parametrize("args,says", [
@@ -98,6 +116,9 @@ def test_resume_goes_on_from_the_saved_model(trained, tmp_path):
     (["--minutes", "0"], "bad --minutes 0"),
     (["--steps", "5", "--minutes", "1"], "one of them"),
     (["--teacher", "nobody"], "unknown agent 'nobody'"),
+    (["--outcome", "score"], "bad --outcome 'score': expected went-out or decided"),
+    (["--penalty-weight", "-0.1"], "bad --penalty-weight -0.1"),
+    (["--method", "ppo", "--outcome", "decided"], "--outcome is not an option of --method ppo"),
 ])
 def test_bad_input_is_one_line(args, says):
     r = _run("train", *(["--steps", "1000"] if "--steps" not in args and "--minutes" not in args else []), *args)
