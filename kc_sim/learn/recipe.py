@@ -83,7 +83,8 @@ class NetTrainResult:
 
 
 def plot_curve(curve, path, title: str) -> None:
-    """Win rate (95% band) against each baseline over training steps and over wall-clock minutes."""
+    """Win rate (95% band) against each baseline, and the share of the decided rounds won
+    (dashed), over training steps and over wall-clock minutes."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -93,12 +94,15 @@ def plot_curve(curve, path, title: str) -> None:
         for ax, x in zip(axes, (part["steps"].to_numpy() / 1e6, part["seconds"].to_numpy() / 60)):
             line, = ax.plot(x, part["win"], marker="o", ms=3, label=f"vs {base}")
             ax.fill_between(x, part["win_lo"], part["win_hi"], alpha=0.2, color=line.get_color())
+            if "decided" in part and part["decided"].notna().any():     # curves written before 2026-12-07 lack it
+                ax.plot(x, part["decided"], ls="--", marker="x", ms=3, color=line.get_color(),
+                        label=f"vs {base}: share of decided rounds won")
     share = 1.0 / int(curve["players"].iloc[0])
     for ax, label in zip(axes, ("training steps (millions of learner decisions)", "wall-clock minutes")):
         ax.axhline(share, color="grey", lw=0.8, ls="--")
         ax.set_xlabel(label)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("win rate (went out first), fixed deals, every seating")
+    axes[0].set_ylabel("win rate (went out first); dashed: of decided rounds")
     axes[0].legend(loc="lower right", fontsize=8)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()

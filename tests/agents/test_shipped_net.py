@@ -16,7 +16,7 @@ from kc_sim.core import layout as L
 from kc_sim.core.step import apply, deal
 from kc_sim.game.rules import parse_rules
 from kc_sim.net import policy as NP
-from kc_sim.net.features import F_ACT, F_CTX, WS_SIZE
+from kc_sim.net.features import F_ACT, F_CTX, WS_SIZE, legal_actions
 from kc_sim.net.model import read_net
 from kc_sim.play.agents.registry import load_agent, trusted
 from kc_sim.play.driver.runner import play_rounds
@@ -94,3 +94,49 @@ def test_search_net_is_seeded_and_differs_from_net():
     assert np.array_equal(a, play_rounds(["search-net:2", "greedy"], seeds, "classic"))
     b = play_rounds(["net", "greedy"], seeds, "classic")
     assert (a[:, 8] == 0).all() and (b[:, 8] == 0).all()       # C_STATUS ok
+
+
+def test_search_net_adds_the_networks_own_line_once():
+    """``search-net``'s candidates hold the line the network itself would play this turn
+    (replayed here action by action), once: added when no other candidate is that line, not
+    when one is (both cases happen on these positions)."""
+    from agents.plans import MAX_PLAN, PLAN0
+    from agents.sampler import decision_buffers, open_decision
+    from agents.search_net import add_net_line
+
+    params = shipped_model().params
+    rng = np.random.default_rng(3)
+    added = kept = 0
+    for seed in range(60):
+        st = np.zeros(L.STATE_SIZE, np.int64)
+        deal(st, seed, 2 + seed % 2, 0, parse_rules("classic").codes())
+        for _ in range(int(rng.integers(0, 40))):       # somewhere into the round
+            if st[L.DONE]:
+                break
+            apply(st, int(rng.choice(_legal(st))))
+        if st[L.DONE]:
+            continue
+        seat = int(st[L.SEAT])
+        plans, lens, scores, ws = decision_buffers()
+        a, k = open_decision(st, seat, np.zeros(PLAN0 + MAX_PLAN, np.int64), plans, lens, scores, ws)
+        if a >= 0:
+            continue
+        k2 = add_net_line(st, seat, params, plans, lens, k)
+        w, line, nws = st.copy(), [], np.zeros(WS_SIZE, np.int64)
+        while not w[L.DONE]:
+            x = NP.net_act(w, seat, params, nws)
+            if x == L.STOP:
+                break
+            line.append(x)
+            apply(w, x)
+        lines = [tuple(plans[i, :lens[i]]) for i in range(k2)]
+        assert tuple(line) in lines and len(set(lines)) == len(lines)
+        added += k2 == k + 1
+        kept += k2 == k
+    assert added > 5 and kept > 5, (added, kept)
+
+
+def _legal(st):
+    acts = np.zeros(449, np.int64)
+    n = legal_actions(st, int(st[L.SEAT]), acts)
+    return acts[:n]
