@@ -13,8 +13,11 @@ The recipe (results/README.md, section 9, measured it against the alternatives):
    softmax(score / temperature); each iteration plays ``rounds_per_iter`` rounds against the
    opponents (or, in a share ``league`` of the iterations, against a past checkpoint of
    itself playing its best action), and updates by PPO's clipped objective with advantages
-   from the round's result (1 if the learner went out first, else 0) and a learned baseline
-   on the decision's context, generalised advantage estimation over the seat's decisions.
+   from the round's return (:func:`kc_sim.learn.trainer.round_return`: by default 1 if the
+   learner went out first, else 0; with ``outcome="decided"`` +1, -1 if another seat went
+   out, 0 for a blocked round; less ``penalty_weight`` per point of its penalty above the
+   others' mean) and a learned baseline on the decision's context, generalised advantage
+   estimation over the seat's decisions.
    Acting runs in a second thread (numba releases the GIL) while the learner updates on the
    previous batch, so the two cores both work.
 

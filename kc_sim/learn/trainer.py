@@ -19,7 +19,7 @@ from kc_sim.learn import actor
 from kc_sim.learn.net_eval import evaluate
 from kc_sim.play.agents.registry import load_agent
 
-__all__ = ["TRAIN_SALT", "OUTCOMES", "Recipe", "Trainer", "require_torch"]
+__all__ = ["TRAIN_SALT", "OUTCOMES", "Recipe", "Trainer", "require_torch", "round_return"]
 
 TRAIN_SALT = 0x7472616E
 #: a round's return for PPO, before the penalty term: ``went-out`` 1 if the learner went out,
