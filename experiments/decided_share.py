@@ -2,7 +2,9 @@
 of kc-sim's own statistics: the share of the *decided* rounds (a seat went out; blocked
 rounds left aside) the agent wins against each baseline, and its mean penalty difference.
 
-Both are clustered by deal (a deal is one ``group``: the same cards in both seat orders).
+Both are clustered by deal (a deal is one ``group``: the same cards in every seat order).
+A ``kc-sim tournament -o DIR`` run at 3 or 4 seats reads the same way (the agent against the
+others at its table; its penalty less their mean).
 The share is a ratio of per-deal sums (wins over decided rounds), linearised around the
 estimate; both intervals use Student's t with one degree of freedom fewer than the deals.
 Issue 36 calls an agent *better* than a baseline when the share's lower bound is above 50%
@@ -27,10 +29,12 @@ from scipy import stats
 
 
 def per_deal(rows: pd.DataFrame, agent: str) -> pd.DataFrame:
-    """Per deal (lineup, group): the agent's wins, the decided rounds, and the summed penalty difference."""
+    """Per deal (lineup, group): the agent's wins, the decided rounds, and the summed penalty
+    difference (its penalty less the others' mean, at any number of seats)."""
     seats = [c[len("agent_"):] for c in rows.columns if c.startswith("agent_")]
-    mine = sum((rows[f"agent_{s}"] == agent) * rows[f"penalty_{s}"] for s in seats)
-    theirs = sum((rows[f"agent_{s}"] != agent) * rows[f"penalty_{s}"] for s in seats)
+    mine = sum((rows[f"agent_{s}"] == agent) * rows[f"penalty_{s}"].fillna(0) for s in seats)
+    theirs = sum((rows[f"agent_{s}"] != agent) * rows[f"penalty_{s}"].fillna(0) for s in seats)
+    theirs = theirs / (rows["players"] - 1)                       # the others' mean
     frame = pd.DataFrame({
         "lineup": rows["lineup"], "group": rows["group"],
         "win": (rows["winner_agent"] == agent).astype(float),
@@ -86,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         names = sorted(set(rows[seats].stack()))
         fail(f"no agent {agent!r} in {args.folder}; its agents: {', '.join(names)}")
     for lineup, part in rows.groupby("lineup"):
-        names = sorted(set(part["agent_0"]) | set(part["agent_1"]))
+        names = sorted(set(part[seats].stack()))
         other = ",".join(n for n in names if n != agent)
         r = interval(per_deal(part, agent))
         print(f"{agent} vs {other}: {r['rounds']:,} rounds, {r['decided']:,} decided; decided share "

@@ -339,24 +339,28 @@ def _slot_act_compiled():
     return _compiled["act"]
 
 
-def _make_slot_policy(k: int, act):
+def _make_slot_policy(two: int, more: int, act):
     def net_slot_policy(st, seat, mem):
-        return act(st, seat, mem, k)
-    net_slot_policy.__doc__ = f"The network policy whose weights are in slot {k}."
+        return act(st, seat, mem, two if st[L.PLAYERS] == 2 else more)
+    net_slot_policy.__doc__ = (f"The network policy whose weights are in slot {two}" if two == more else
+                               f"The network policy whose weights are in slot {two} at two seats, {more} at more")
     with compiling():
         return nb.njit(POLICY_SIG, cache=True)(net_slot_policy)
 
 
-def slot_policy(k: int):
-    """The compiled policy (``POLICY_SIG``) that plays the weights in slot ``k`` (compiled, or
-    loaded from numba's cache, on first use)."""
-    if not 0 <= k < N_SLOTS:
-        raise ValueError(f"no slot {k}: slots are 0 to {N_SLOTS - 1}")
+def slot_policy(k: int, more: int | None = None):
+    """The compiled policy (``POLICY_SIG``) that plays the weights in slot ``k``, or with ``more``
+    given, slot ``k`` at a two-seat table and slot ``more`` at a larger one (compiled, or loaded
+    from numba's cache, on first use)."""
+    more = k if more is None else more
+    for s in (k, more):
+        if not 0 <= s < N_SLOTS:
+            raise ValueError(f"no slot {s}: slots are 0 to {N_SLOTS - 1}")
     act = _slot_act_compiled()
     with _lock:
-        if k not in _compiled:
-            _compiled[k] = _make_slot_policy(k, act)
-        return _compiled[k]
+        if (k, more) not in _compiled:
+            _compiled[k, more] = _make_slot_policy(k, more, act)
+        return _compiled[k, more]
 
 
 def load_slot(params: np.ndarray, k: int | None = None) -> int:

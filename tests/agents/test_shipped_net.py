@@ -1,7 +1,8 @@
-"""The agents that ship a network: ``net`` (the model inside the package) and ``search-net``
-(the sampler's search with that network's rollouts). The model loads as data, both agents
-pass check_agent, and the compiled forward pass of the shipped weights equals torch's on the
-observations of random rounds."""
+"""The agents that ship a network: ``net`` (the models inside the package, one for two seats
+and one for more) and ``search-net`` (the sampler's search with that network's rollouts). The
+models load as data, each plays the tables it is for, both agents pass check_agent, and the
+compiled forward pass of the shipped weights equals torch's on the observations of random
+rounds."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from importlib.resources import files
 import numpy as np
 import pytest
 
-from agents.net import MODEL, shipped_model
+from agents.net import MODELS, shipped_model
 from kc_sim.core import layout as L
 from kc_sim.core.step import apply, deal
 from kc_sim.game.rules import parse_rules
@@ -23,16 +24,30 @@ from kc_sim.play.driver.runner import play_rounds
 from kc_sim.testing import check_agent
 
 
-def test_the_shipped_model_is_small_data_with_its_provenance():
-    path = files("agents") / MODEL
-    assert path.stat().st_size <= 2 * 2**20                       # at most 2 MB
+@pytest.mark.parametrize("table,players", [("two", 2), ("more", 4)])
+def test_the_shipped_models_are_small_data_with_their_provenance(table, players):
+    path = files("agents") / MODELS[table]
+    assert path.stat().st_size <= 2**20                           # both together at most 2 MB
     with zipfile.ZipFile(str(path)) as z:
         assert all(n.startswith("kc-sim/") for n in z.namelist())  # nothing but the header and arrays
     net = read_net(str(path))
     t = net.header["training"]
     assert t["command"].startswith("kc-sim train ") and "--seed" in t["command"]
     assert t["code"] and t["steps"] > 0 and t["curve"].startswith("results/")
-    assert net.header["players"] == 2 and net.h1 >= 1
+    assert net.header["players"] == players and net.h1 >= 1
+
+
+@pytest.mark.parametrize("players,table", [(2, "two"), (3, "more"), (4, "more")])
+def test_net_plays_the_model_of_its_table(players, table):
+    """``net`` plays each table as its model loaded by path does (its own slot), and the two
+    models play differently, so a table given the wrong model would show."""
+    seeds = np.arange(6, dtype=np.int64)
+    rivals = ["greedy"] * (players - 1)
+    other = "more" if table == "two" else "two"
+    rounds = {t: play_rounds(["net:" + str(files("agents") / MODELS[t]), *rivals], seeds, "classic")
+              for t in (table, other)}
+    assert not np.array_equal(rounds[table], rounds[other])
+    np.testing.assert_array_equal(play_rounds(["net", *rivals], seeds, "classic"), rounds[table])
 
 
 def _observations(params, n_rounds=6):
@@ -58,10 +73,11 @@ def _observations(params, n_rounds=6):
     return np.array(out_ctx), np.concatenate(out_x), np.concatenate(out_q)
 
 
-def test_compiled_forward_of_the_shipped_weights_equals_torch():
+@pytest.mark.parametrize("table", MODELS)
+def test_compiled_forward_of_the_shipped_weights_equals_torch(table):
     torch = pytest.importorskip("torch")
     from kc_sim.learn.qnet import QNet
-    params = shipped_model().params
+    params = shipped_model(table).params
     ctx, x, q = _observations(params)
     assert len(q) > 1000
     net = QNet.from_params(params)
@@ -85,7 +101,7 @@ def test_names_options_and_trust():
     assert trusted(net) and trusted(search)
     assert load_agent("search-net:3").name == "search-net-3"
     assert load_agent("search-net-3") is load_agent("search-net:3")
-    assert load_agent("net:" + str(files("agents") / MODEL)).policy is not net.policy   # a file by path: its own slot
+    assert load_agent("net:" + str(files("agents") / MODELS["two"])).policy is not net.policy   # a file by path: its own slot
 
 
 def test_search_net_is_seeded_and_differs_from_net():

@@ -65,6 +65,30 @@ def test_the_figures_agree_with_the_rows_and_the_command(bench):
     assert (float(dlo), float(dhi)) == pytest.approx((pair["diff_lo"], pair["diff_hi"]), abs=0.006)
 
 
+def test_at_three_seats_the_difference_is_against_the_others_mean(tmp_path):
+    """A 3-seat tournament's rows: the decided share and the penalty difference (the agent's
+    penalty less the mean of the two others') recounted here from the rows, seat by seat."""
+    out = tmp_path / "t3"
+    r = kc("tournament", "--agents", "greedy,random,random", "--players", "3", "--rounds", "600", "--seed", "5",
+           "-j", "1", "--quiet", "-o", out)
+    assert r.returncode == 0, r.stderr
+    s = _script(out, "greedy")
+    assert s.returncode == 0, s.stderr
+    m = LINE.match(s.stdout.strip())
+    assert m, s.stdout
+    rows = pd.read_parquet(out / "rounds")
+    diffs, wins = [], []
+    for _, row in rows.iterrows():
+        pens = {row[f"agent_{i}"]: row[f"penalty_{i}"] for i in range(3)}
+        mine = pens.pop("greedy")
+        diffs.append(mine - sum(pens.values()) / 2)
+        if row["end"] == "out":
+            wins.append(row["winner_agent"] == "greedy")
+    assert m.group(2) == "random,random#2" and int(m.group(4).replace(",", "")) == len(wins)
+    assert float(m.group(5)) == pytest.approx(100 * np.mean(wins), abs=0.051)
+    assert float(m.group(8)) == pytest.approx(np.mean(diffs), abs=0.0051)
+
+
 def test_the_interval_is_a_bootstrap_over_deals():
     """Deals with blocked rounds: the linearised standard error of the ratio of per-deal sums
     is within 10% of scipy's bootstrap over the same deals."""
