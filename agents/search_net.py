@@ -8,10 +8,11 @@ to the round's end: the seat's own play is the shipped network's (:mod:`agents.n
 model of the table's size); the other seats are the network in half the worlds and the
 greedy policy in the other half (:data:`GREEDY_RIVALS_EVERY`: a player who holds back and
 one who goes out as soon as it can; with either alone the search beats the player it
-describes and not the other). The objective is the one the network was trained for (:data:`WIN_WEIGHT`): the seat's hand penalty less
-the others' mean, minus 20 points for a round it won, plus 20 for a round another seat won;
-a blocked round is neither (the shipped network lets rounds block when that costs it less
-than the others, and a search that counted a block as a loss played against it).
+describes and not the other). The objective is the one the network was trained for
+(:data:`WIN_WEIGHT`): the seat's hand penalty less the others' mean, minus 20 points for a
+round it won, plus 20 for a round another seat won; a blocked round is neither (the
+shipped network lets rounds block when that costs it less than the others, and a search
+that counted a block as a loss played against it).
 
 How each change was chosen (results/README.md, §9d; 3,000-6,000 rounds each against
 ``sampler`` and ``net``, a network trained for that objective inside): the sampler's objective
@@ -38,8 +39,8 @@ from functools import lru_cache
 import numba as nb
 import numpy as np
 
-from agents.net import shipped_slots
 from agents.common import greedy_action
+from agents.net import shipped_slots
 from agents.plans import MAX_PLAN, PLAN0
 from agents.sampler import (
     ROLLOUT_DECISIONS,
