@@ -5,8 +5,8 @@ rounds left aside) the agent wins against each baseline, and its mean penalty di
 Both are clustered by deal (a deal is one ``group``: the same cards in every seat order).
 A ``kc-sim tournament -o DIR`` run at 3 or 4 seats reads the same way (the agent against the
 others at its table; its penalty less their mean).
-The share is a ratio of per-deal sums (wins over decided rounds), linearised around the
-estimate; both intervals use Student's t with one degree of freedom fewer than the deals.
+Both shares are ratios of per-deal sums (wins over decided rounds, wins over rounds),
+linearised around the estimate; both intervals use Student's t with one degree of freedom fewer than the deals.
 Issue 36 calls an agent *better* than a baseline when the share's lower bound is above 50%
 and the penalty difference's upper bound below 0. Use::
 
@@ -44,19 +44,23 @@ def per_deal(rows: pd.DataFrame, agent: str) -> pd.DataFrame:
     return frame.groupby(["lineup", "group"]).sum()
 
 
+def ratio(deals: pd.DataFrame, num: str, den: str, t: float) -> tuple[float, float, float]:
+    """The ratio of the per-deal sums of ``num`` and ``den``, and its interval (linearised
+    around the estimate, ``t`` standard errors either side)."""
+    est = deals[num].sum() / deals[den].sum()
+    z = (deals[num] - est * deals[den]) / deals[den].mean()
+    half = t * z.std(ddof=1) / np.sqrt(len(deals))
+    return est, est - half, est + half
+
+
 def interval(deals: pd.DataFrame) -> dict:
-    """The decided share and the penalty difference per round, each with its 95% interval."""
-    g = len(deals)
-    t = stats.t.ppf(0.975, g - 1)
-    share = deals["win"].sum() / deals["decided"].sum()
-    z = (deals["win"] - share * deals["decided"]) / deals["decided"].mean()
-    se_share = z.std(ddof=1) / np.sqrt(g)
-    diff = deals["diff"].sum() / deals["n"].sum()
-    zd = (deals["diff"] - diff * deals["n"]) / deals["n"].mean()
-    se_diff = zd.std(ddof=1) / np.sqrt(g)
-    return {"rounds": int(deals["n"].sum()), "decided": int(deals["decided"].sum()),
-            "share": share, "share_lo": share - t * se_share, "share_hi": share + t * se_share,
-            "diff": diff, "diff_lo": diff - t * se_diff, "diff_hi": diff + t * se_diff}
+    """The decided share, the win rate of all rounds and the penalty difference per round,
+    each with its 95% interval."""
+    t = stats.t.ppf(0.975, len(deals) - 1)
+    out = {"rounds": int(deals["n"].sum()), "decided": int(deals["decided"].sum())}
+    for key, num, den in (("share", "win", "decided"), ("rate", "win", "n"), ("diff", "diff", "n")):
+        out[key], out[f"{key}_lo"], out[f"{key}_hi"] = ratio(deals, num, den, t)
+    return out
 
 
 def fail(message: str) -> NoReturn:
@@ -94,7 +98,8 @@ def main(argv: list[str] | None = None) -> None:
         other = ",".join(n for n in names if n != agent)
         r = interval(per_deal(part, agent))
         print(f"{agent} vs {other}: {r['rounds']:,} rounds, {r['decided']:,} decided; decided share "
-              f"{100 * r['share']:.1f}% [{100 * r['share_lo']:.1f}, {100 * r['share_hi']:.1f}]; penalty diff "
+              f"{100 * r['share']:.1f}% [{100 * r['share_lo']:.1f}, {100 * r['share_hi']:.1f}]; win rate "
+              f"{100 * r['rate']:.1f}% [{100 * r['rate_lo']:.1f}, {100 * r['rate_hi']:.1f}] of all rounds; penalty diff "
               f"{r['diff']:+.2f} [{r['diff_lo']:+.2f}, {r['diff_hi']:+.2f}]")
 
 

@@ -6,7 +6,8 @@ Run it on your own agent before you trust its numbers. It checks three things:
    round switches (draw timing, where layout kings go, kings on empty sides, one or two
    decks, must-play-kings, scoring: 96 rule sets), taking the seats and the player
    counts (2 to 4, up to 8 with two decks) in turn, against ``random``. An illegal or malformed action, an exception
-   or a round that never ends fails the check with the agent's one-line fault.
+   or a round that never ends fails the check with the agent's one-line fault. Compiled agents play in the generic
+   compiled loop, which checks every action, the built-ins' too.
 2. **Reproducible.** The same seeds played twice give the same rounds.
 3. **Blind to hidden cards** (compiled policies, which are handed the whole state): at
    every decision of the agent, shuffling the cards it cannot see (the other hands and the
@@ -100,6 +101,9 @@ def check_agent(name, rounds: int = 8, seed: int = 0, permuted_rounds: int = 3) 
     report = CheckReport(spec.name)
     random_spec = load_agent("random")
     sets = round_rule_sets()
+    # the generic loop checks every action, a trusted built-in's too (the loop compiled for a
+    # set of built-ins does not), and is compiled once for every agent checked
+    engine = "generic" if spec.compiled else "auto"
     played = 0
     with tempfile.TemporaryDirectory(prefix="kc-check-") as faults:
         for i, rules in enumerate(sets):
@@ -109,8 +113,8 @@ def check_agent(name, rounds: int = 8, seed: int = 0, permuted_rounds: int = 3) 
             table[seat] = spec
             seeds = np.arange(seed + i * rounds, seed + (i + 1) * rounds, dtype=np.int64)
             try:
-                first = play_rounds(table, seeds, rules, fault_dir=faults)
-                again = play_rounds(table, seeds, rules, fault_dir=faults)
+                first = play_rounds(table, seeds, rules, fault_dir=faults, engine=engine)
+                again = play_rounds(table, seeds, rules, fault_dir=faults, engine=engine)
             except UserError as e:              # AgentFault: one line with the seed and the action
                 report.fail(f"legal play under {rules.spec()} with {k} players, seat {seat}: {e}")
                 return report

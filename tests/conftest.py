@@ -1,13 +1,36 @@
-"""Shared test set-up: the opt-in marker for long sweeps, the modules run first, and a state
-folder of the test run's own (the SHA-256s of the models kc-sim train writes,
-kc_sim.net.model_file), so tests neither read nor add to the user's."""
+"""Shared test set-up: the opt-in marker for long sweeps, the modules run first, the compiled
+agents compiled once before the xdist workers collect, and a state folder of the test run's
+own (the SHA-256s of the models kc-sim train writes, kc_sim.net.model_file), so tests neither
+read nor add to the user's."""
 
 import os
+import subprocess
+import sys
 import tempfile
 
 import pytest
 
 os.environ.setdefault("KC_SIM_STATE_DIR", tempfile.mkdtemp(prefix="kc-sim-test-state-"))
+
+
+#: the agent modules numba compiles on import (about a minute in all from an empty cache), in two
+#: groups that share little. Each xdist worker imports them while collecting: both workers used to
+#: compile them at the same time, each for itself; compiled here first, the workers load them.
+COMPILED_ON_IMPORT = (("agents.sampler", "agents.search_net"), ("agents.net", "agents.counterfactual"))
+
+
+def pytest_configure(config):
+    """On the controller of a run with xdist workers: compile the agent modules into numba's
+    cache, the two groups in two processes at once (quick when the cache has them)."""
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    procs = [subprocess.Popen([sys.executable, "-c", "; ".join(f"import {m}" for m in group)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for group in COMPILED_ON_IMPORT]
+    for p in procs:        # a failure is not reported here: the workers' collection reports it
+        try:
+            p.wait(timeout=900)
+        except subprocess.TimeoutExpired:
+            p.kill()
 
 
 def pytest_addoption(parser):

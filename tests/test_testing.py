@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kc_sim.cli import main
+from kc_sim.play.driver import runner
 from kc_sim.testing import check_agent, round_rule_sets
 
 HERE = Path(__file__).parent / "helpers" / "agents"
@@ -40,6 +41,20 @@ def test_an_illegal_action_fails():
     report = check_agent(f"{HERE / 'buggy.py'}:Buggy", rounds=4, permuted_rounds=1)
     assert not report.passed and report.failure.startswith("legal play under ")
     assert "Buggy" in report.failure and "seed" in report.failure
+
+
+def test_an_illegal_action_of_a_trusted_compiled_policy_fails(tmp_path, monkeypatch):
+    """The loop compiled for a set of built-ins does not check their actions; the check plays
+    in the generic loop, so a compiled policy taken for a built-in is checked all the same."""
+    (tmp_path / "zero_agent.py").write_text(
+        "from kc_sim.core.policy import compiled_policy\n\n"
+        "@compiled_policy\n"
+        "def always_zero(st, seat, mem):\n"
+        "    return 0\n")
+    monkeypatch.setattr(runner, "trusted", lambda spec: True)
+    report = check_agent(f"{tmp_path / 'zero_agent.py'}:always_zero", rounds=2, permuted_rounds=1)
+    assert not report.passed and report.failure.startswith("legal play under "), str(report)
+    assert "always_zero" in report.failure and "illegal action" in report.failure
 
 
 def test_an_unreproducible_agent_fails(tmp_path):

@@ -321,31 +321,11 @@ def test_notebook_is_committed_without_outputs():
     assert "read_rounds" not in source and "scan_run" in source        # streams the run: any size works
 
 
-def test_notebook_runs_headless(small_run, tiny_experiments, monkeypatch):
-    import nbclient
-    import nbformat
-
-    monkeypatch.setenv("KC_SIM_RUN", str(small_run))
-    monkeypatch.setenv("KC_SIM_EXPERIMENTS", str(tiny_experiments))
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=180, kernel_name="python3",
-                                     resources={"metadata": {"path": str(NOTEBOOK.parent)}})
-    client.execute()
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-    assert not [o for o in outputs if o.output_type == "error"]
-    images = [o for o in outputs if "image/png" in o.get("data", {})]
-    assert len(images) >= 5                                       # the figures were rebuilt
-    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
-    assert str(small_run) in text and "king-first (A) vs greedy (B)" in text
-    assert "== draw_timing" in text and "not run yet" not in text
-    assert "intransitive cycles:" in text and "control variates worth" in text   # ratings, paired, power
-    assert sum("nash_rating" in o.get("data", {}).get("text/plain", "") for o in outputs) == 1
-    assert (small_run / "report.html").exists()
-
-
-def test_notebook_finds_its_run_without_environment_variables(tmp_path, monkeypatch):
+def test_notebook_runs_headless_and_finds_its_inputs_without_environment_variables(tiny_experiments, tmp_path,
+                                                                                  monkeypatch):
     """Opened from a checkout's notebooks/ folder with nothing set, the notebook makes and
-    reads the checkout's results/overview_2p (the default run), as a person gets it."""
+    reads the checkout's results/overview_2p (the default run) and reads the experiments in
+    its results/experiments, as a person gets it; every cell runs and rebuilds its figures."""
     import shutil
 
     import nbclient
@@ -357,15 +337,23 @@ def test_notebook_finds_its_run_without_environment_variables(tmp_path, monkeypa
     (root / "kc_sim").mkdir(parents=True)
     (root / "pyproject.toml").write_text("")
     (root / "notebooks").mkdir()
+    shutil.copytree(tiny_experiments, root / "results" / "experiments")
     shutil.copy(NOTEBOOK, root / "notebooks" / NOTEBOOK.name)
     nb = nbformat.read(root / "notebooks" / NOTEBOOK.name, as_version=4)
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(root / "notebooks")}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.output_type == "error"]
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert len(images) >= 5                                       # the figures were rebuilt
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     run = root / "results" / "overview_2p"
     assert f"run folder: {run}" in text and (run / "manifest.json").exists()
+    assert "king-first (A) vs greedy (B)" in text
+    assert "== draw_timing" in text and "not run yet" not in text
+    assert "intransitive cycles:" in text and "control variates worth" in text   # ratings, paired, power
+    assert sum("nash_rating" in o.get("data", {}).get("text/plain", "") for o in outputs) == 1
+    assert (run / "report.html").exists()
 
 
 def test_run_prints_its_findings_rendered_in_a_terminal(tmp_path):

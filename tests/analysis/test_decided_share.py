@@ -1,6 +1,6 @@
 """experiments/decided_share.py, the script behind issue 36's figures (the share of the decided
 rounds an agent wins, and its penalty difference, clustered by deal): it agrees with the
-rows and with kc-sim's own summary, its interval with a bootstrap over deals, and a folder
+rows and with kc-sim's own summary (and so does the win rate of all rounds), its interval with a bootstrap over deals, and a folder
 it cannot use is a one-line error."""
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from tests.faults.hostile import kc
 
 SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "decided_share.py"
 LINE = re.compile(r"^(\S+) vs (\S+): ([\d,]+) rounds, ([\d,]+) decided; decided share ([\d.]+)% "
-                  r"\[([\d.]+), ([\d.]+)\]; penalty diff ([-+][\d.]+) \[([-+][\d.]+), ([-+][\d.]+)\]$")
+                  r"\[([\d.]+), ([\d.]+)\]; win rate ([\d.]+)% \[([\d.]+), ([\d.]+)\] of all rounds; "
+                  r"penalty diff ([-+][\d.]+) \[([-+][\d.]+), ([-+][\d.]+)\]$")
 
 
 def _script(*args) -> subprocess.CompletedProcess:
@@ -49,7 +50,7 @@ def test_the_figures_agree_with_the_rows_and_the_command(bench):
     assert r.returncode == 0, r.stderr
     m = LINE.match(r.stdout.strip())
     assert m, r.stdout
-    agent, other, rounds, decided, share, lo, hi, diff, dlo, dhi = m.groups()
+    agent, other, rounds, decided, share, lo, hi, rate, rlo, rhi, diff, dlo, dhi = m.groups()
     assert (agent, other, rounds) == ("greedy", "random", "2,000")
     rows = pd.read_parquet(bench / "rounds")
     out = rows[rows["end"] == "out"]
@@ -58,7 +59,7 @@ def test_the_figures_agree_with_the_rows_and_the_command(bench):
     assert float(lo) < float(share) < float(hi) and float(dlo) < float(diff) < float(dhi)
     # every round of greedy against random is decided: the share is kc-sim's win rate, and both
     # intervals (clustered by deal) and the paired penalty difference are kc-sim's
-    assert len(out) == len(rows)
+    assert len(out) == len(rows) and (rate, rlo, rhi) == (share, lo, hi)
     summary = pd.read_parquet(bench / "summary.parquet")
     pair = summary[(summary["agent"] == "greedy") & (summary["opponent"] == "random")].iloc[0]
     assert (float(lo), float(hi)) == pytest.approx((100 * pair["win_lo"], 100 * pair["win_hi"]), abs=0.06)
@@ -66,8 +67,9 @@ def test_the_figures_agree_with_the_rows_and_the_command(bench):
 
 
 def test_at_three_seats_the_difference_is_against_the_others_mean(tmp_path):
-    """A 3-seat tournament's rows: the decided share and the penalty difference (the agent's
-    penalty less the mean of the two others') recounted here from the rows, seat by seat."""
+    """A 3-seat tournament's rows: the decided share, the win rate of all rounds and the penalty
+    difference (the agent's penalty less the mean of the two others') recounted here from the
+    rows, seat by seat."""
     out = tmp_path / "t3"
     r = kc("tournament", "--agents", "greedy,random,random", "--players", "3", "--rounds", "600", "--seed", "5",
            "-j", "1", "--quiet", "-o", out)
@@ -86,7 +88,9 @@ def test_at_three_seats_the_difference_is_against_the_others_mean(tmp_path):
             wins.append(row["winner_agent"] == "greedy")
     assert m.group(2) == "random,random#2" and int(m.group(4).replace(",", "")) == len(wins)
     assert float(m.group(5)) == pytest.approx(100 * np.mean(wins), abs=0.051)
-    assert float(m.group(8)) == pytest.approx(np.mean(diffs), abs=0.0051)
+    assert float(m.group(8)) == pytest.approx(100 * (rows["winner_agent"] == "greedy").mean(), abs=0.051)
+    assert float(m.group(9)) < float(m.group(8)) < float(m.group(10))
+    assert float(m.group(11)) == pytest.approx(np.mean(diffs), abs=0.0051)
 
 
 def test_the_interval_is_a_bootstrap_over_deals():
@@ -101,6 +105,7 @@ def test_the_interval_is_a_bootstrap_over_deals():
     frame = pd.DataFrame({"win": win, "decided": decided, "diff": diff, "n": np.full(deals, 2.0)})
     r = module.interval(frame)
     assert r["share"] == pytest.approx(win.sum() / decided.sum())
+    assert r["rate"] == pytest.approx(win.sum() / (2 * deals)) and r["rate"] < r["share"]    # blocked rounds count
     boot = stats.bootstrap((win, decided), lambda w, d, axis=-1: w.sum(axis) / d.sum(axis), paired=True,
                            vectorized=True, n_resamples=4000, method="percentile", random_state=1)
     t = stats.t.ppf(0.975, deals - 1)

@@ -38,7 +38,7 @@ HERE = Path(__file__).parents[1]
 BUGGY = HERE / "helpers" / "agents" / "buggy.py"
 
 # the long tournament of the interrupt and killed-worker tests: 250 chunks, ~5 s on 2 cores
-# (twice that under load), long enough that three interruptions, each landing soon after a
+# (twice that under load), long enough that two interruptions, each landing soon after a
 # chunk is seen done (14-18 chunks an interruption here, 10-11 under load), still leave
 # work for the rerun
 BIG = ["tournament", "--agents", "greedy,merger", "--rounds", "1500000", "--chunk-size", "6000",
@@ -465,13 +465,13 @@ def test_play_typed_moves_junk_and_quit(term, tmp_path, how):
 # --- 3. Ctrl-C, the rerun, and an uninterrupted run ----------------------------------
 
 def test_ctrl_c_then_rerun_gives_the_uninterrupted_parts(term, tmp_path):
-    """Ctrl-C three times into the same run folder (each rerun resumes and is interrupted
-    again once it has played a chunk), then the rerun that finishes."""
+    """Ctrl-C twice into the same run folder (the rerun resumes and is interrupted again once it
+    has played a chunk), then the rerun that finishes."""
     run = tmp_path / "RUN"
     soft = Soft()
     try:
         done = 0
-        for attempt in (1, 2, 3):
+        for attempt in (1, 2):
             t = term(*BIG)
             wait_for_done_chunk(t, run, timeout=90, more_than=done)
             t.child.sendintr()
@@ -590,13 +590,13 @@ def test_faulty_agent_other_backends(term, tmp_path, backend):
 # --- 6. a worker killed from outside -------------------------------------------------
 
 def test_killed_worker_ends_with_one_line_and_the_rerun_finishes(term, tmp_path):
-    """A loky worker killed three times into the same run folder (each rerun resumes), then
-    the rerun that finishes."""
+    """A loky worker killed twice into the same run folder (the rerun resumes), then the rerun
+    that finishes."""
     run = tmp_path / "RUN"
     soft = Soft()
     try:
         done = 0
-        for attempt in (1, 2, 3):
+        for attempt in (1, 2):
             t = term(*BIG)
             wait_for_done_chunk(t, run, timeout=90, more_than=done)
             workers = [p for p in t.note_descendants() if "popen_loky_posix" in command_line(p)]

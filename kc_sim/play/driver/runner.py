@@ -53,11 +53,12 @@ _ROWS_PER_CALL = 1 << 16          # round rows per compiled play_matches call (m
 
 
 def _engine(specs, engine: str) -> bool:
-    """True for the compiled loop."""
-    if engine not in ("auto", "compiled", "python"):
-        raise UserError(f"bad engine {engine!r}: expected auto, compiled or python")
+    """True for a compiled loop (``compiled``, or ``generic``: the generic loop, every seat's
+    action checked for legality, as a conformance check needs)."""
+    if engine not in ("auto", "compiled", "generic", "python"):
+        raise UserError(f"bad engine {engine!r}: expected auto, compiled, generic or python")
     all_compiled = all(a.compiled for a in specs)
-    if engine == "compiled" and not all_compiled:
+    if engine in ("compiled", "generic") and not all_compiled:
         py = [a.name for a in specs if not a.compiled]
         raise UserError(f"the compiled loop needs compiled agents only; Python agents: {', '.join(py)}")
     return all_compiled and engine != "python"
@@ -93,12 +94,13 @@ def _set_for(specs, loop_agents) -> PolicySet | None:
     return pset if pset is not None and all(s.policy in pset.policies for s in specs) else None
 
 
-def compiled_loop(specs, mode: str, loop_agents=None):
+def compiled_loop(specs, mode: str, loop_agents=None, generic: bool = False):
     """``(play function, its policies argument)`` for the compiled agents ``specs`` by match
     seat: the loop of ``mode`` (``rounds``, ``matches``, or ``rounds_luck``: rounds with the draw
     control variates) compiled for their policy set (that of ``loop_agents`` when given), or
-    the generic loop with the policy tuple (see the module docstring)."""
-    pset = _set_for(specs, loop_agents)
+    the generic loop with the policy tuple (see the module docstring); ``generic``: always the
+    generic loop, which checks every seat's action (a trusted built-in's too)."""
+    pset = None if generic else _set_for(specs, loop_agents)
     if pset is not None:
         return loop.LOOPS[mode], pset.seat([s.policy for s in specs])
     generic = {"rounds": "play_rounds", "matches": "play_matches", "rounds_luck": "play_rounds_luck"}[mode]
@@ -111,7 +113,7 @@ def loop_name(agents, engine: str = "auto", loop_agents=None) -> str:
     specs = load_agents(agents)
     if not _engine(specs, engine):
         return "Python loop"
-    return "generic loop" if _set_for(specs, loop_agents) is None else "specialised loop"
+    return "generic loop" if engine == "generic" or _set_for(specs, loop_agents) is None else "specialised loop"
 
 
 #: the agent sets ``kc-sim warm`` compiles by default: what ``make run`` and ``make bench`` play
@@ -147,6 +149,8 @@ def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: 
                 loop_agents=None, luck: bool = False, _loop_class=None) -> np.ndarray:
     """One independent round per seed, ``agents`` by seat (AgentSpecs or names). Returns
     int64 rows with ``kc_sim.core.loop``'s C_* columns (C_MATCH and C_MATCH_ROUND are -1).
+    ``engine``: ``auto`` (the compiled loop when every agent is compiled), ``compiled``,
+    ``generic`` (the generic compiled loop, every action checked) or ``python``.
     A misbehaving agent raises :class:`AgentFault` after saving the round to ``fault_dir``.
     ``loop_agents``: the agents the compiled loop is compiled for (default ``agents``).
     ``luck``: also compute the draw control variates (:mod:`kc_sim.core.draw_luck`), written
@@ -167,7 +171,7 @@ def play_rounds(agents, seeds, rules: RuleSet | str, *, fault_dir=None, engine: 
     if not _engine(specs, engine):
         _python_rounds(specs, seeds, rules, out, fault_dir, loop_class=_loop_class)
         return out
-    play, pols = compiled_loop(specs, "rounds_luck" if luck else "rounds", loop_agents)
+    play, pols = compiled_loop(specs, "rounds_luck" if luck else "rounds", loop_agents, engine == "generic")
     if luck:
         play = _with_scratch(play)
     codes = rules.codes()
@@ -249,7 +253,7 @@ def play_matches(agents, match_seeds, rules: RuleSet | str, match_base: int = 0,
     codes = rules.codes()
     bound = max_match_rounds(rules, players)
     per_call = max(1, _ROWS_PER_CALL // bound)
-    play, pols = compiled_loop(specs, "matches", loop_agents)
+    play, pols = compiled_loop(specs, "matches", loop_agents, engine == "generic")
     parts = []
     for lo in range(0, len(seeds), per_call):
         hi = min(lo + per_call, len(seeds))
