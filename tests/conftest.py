@@ -19,11 +19,9 @@ os.environ.setdefault("KC_SIM_STATE_DIR", tempfile.mkdtemp(prefix="kc-sim-test-s
 COMPILED_ON_IMPORT = (("agents.sampler", "agents.search_net"), ("agents.net", "agents.counterfactual"))
 
 
-def pytest_configure(config):
-    """On the controller of a run with xdist workers: compile the agent modules into numba's
-    cache, the two groups in two processes at once (quick when the cache has them)."""
-    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
-        return
+def pytest_xdist_setupnodes(config, specs):
+    """Before the xdist workers start (inside the session's time): compile the agent modules
+    into numba's cache, the two groups in two processes at once (quick when the cache has them)."""
     procs = [subprocess.Popen([sys.executable, "-c", "; ".join(f"import {m}" for m in group)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for group in COMPILED_ON_IMPORT]
     for p in procs:        # a failure is not reported here: the workers' collection reports it
