@@ -103,8 +103,8 @@ def compiled_loop(specs, mode: str, loop_agents=None, generic: bool = False):
     pset = None if generic else _set_for(specs, loop_agents)
     if pset is not None:
         return loop.LOOPS[mode], pset.seat([s.policy for s in specs])
-    generic = {"rounds": "play_rounds", "matches": "play_matches", "rounds_luck": "play_rounds_luck"}[mode]
-    return getattr(loop, generic), policies_tuple(specs)
+    name = {"rounds": "play_rounds", "matches": "play_matches", "rounds_luck": "play_rounds_luck"}[mode]
+    return getattr(loop, name), policies_tuple(specs)
 
 
 def loop_name(agents, engine: str = "auto", loop_agents=None) -> str:
