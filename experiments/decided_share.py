@@ -6,7 +6,8 @@ Both are clustered by deal (a deal is one ``group``: the same cards in every sea
 A ``kc-sim tournament -o DIR`` run at 3 or 4 seats reads the same way (the agent against the
 others at its table; its penalty less their mean).
 Both shares are ratios of per-deal sums (wins over decided rounds, wins over rounds),
-linearised around the estimate; both intervals use Student's t with one degree of freedom fewer than the deals.
+linearised around the estimate; every interval uses Student's t with one degree of freedom
+fewer than the deals.
 Issue 36 calls an agent *better* than a baseline when the share's lower bound is above 50%
 and the penalty difference's upper bound below 0. Use::
 
